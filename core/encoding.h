@@ -1,0 +1,35 @@
+// Computes rows of sinusoidal positional-encoding tables into caller-owned
+// memory, in the spec's dtype and layout, as raw little-endian bytes.
+//
+// Every value is sin(pos * f_i) or cos(pos * f_i) for the spec's frequency
+// convention, rounded once to the dtype. Functions are thread-safe (no shared
+// state) and never allocate more than O(d) scratch per call.
+#ifndef POSENC_CORE_ENCODING_H_
+#define POSENC_CORE_ENCODING_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/types/span.h"
+#include "core/table_spec.h"
+
+namespace posenc {
+
+// Writes rows [first, first + count) to `out`, which must hold
+// count * spec.row_bytes() bytes. Precondition: ValidateSpec(spec) is OK.
+// Positions need not be < spec.max_len (rows do not depend on it).
+void ComputeRows(const TableSpec& spec, uint32_t first, uint32_t count,
+                 std::byte* out);
+
+// Writes row positions[k] at out + k * spec.row_bytes().
+void ComputePositions(const TableSpec& spec,
+                      absl::Span<const uint32_t> positions, std::byte* out);
+
+// ComputeRows over [first, first + count), split across up to `threads`
+// threads for large ranges (threads <= 1 computes on the calling thread).
+void ComputeRowsParallel(const TableSpec& spec, uint32_t first, uint32_t count,
+                         std::byte* out, int threads);
+
+}  // namespace posenc
+
+#endif  // POSENC_CORE_ENCODING_H_

@@ -1,0 +1,48 @@
+// Table: an immutable, fully computed block of rows [0, spec.max_len) of one
+// table, as raw little-endian bytes in the spec's dtype and layout.
+//
+// Thread-safe once constructed (read-only). Shared by std::shared_ptr between
+// the cache and every call that is still sending from it, so evicting a table
+// never frees memory that a stream is reading.
+#ifndef POSENC_CORE_TABLE_H_
+#define POSENC_CORE_TABLE_H_
+
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+
+#include "absl/types/span.h"
+#include "core/table_spec.h"
+
+namespace posenc {
+
+class Table {
+ public:
+  // Computes every row of `spec` with up to `threads` threads.
+  // Precondition: ValidateSpec(spec) is OK.
+  static std::shared_ptr<const Table> Compute(const TableSpec& spec,
+                                              int threads);
+
+  const TableSpec& spec() const { return spec_; }
+  uint32_t rows() const { return spec_.max_len; }
+  size_t size_bytes() const { return spec_.table_bytes(); }
+  const std::byte* data() const { return data_.get(); }
+  // Bytes of rows [first, first + count). Precondition: first + count <= rows.
+  absl::Span<const std::byte> RowBytes(uint32_t first, uint32_t count) const {
+    return {data_.get() + first * spec_.row_bytes(), count * spec_.row_bytes()};
+  }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  Table(const TableSpec& spec, std::unique_ptr<std::byte[], Free> data)
+      : spec_(spec), data_(std::move(data)) {}
+
+  TableSpec spec_;
+  std::unique_ptr<std::byte[], Free> data_;  // 64-byte aligned
+};
+
+}  // namespace posenc
+
+#endif  // POSENC_CORE_TABLE_H_

@@ -1,0 +1,89 @@
+// TableSpec: the value that names one positional-encoding table, and the
+// checks that keep a request inside the server's limits.
+//
+// Pure value types; no gRPC. Thread-compatible.
+#ifndef POSENC_CORE_TABLE_SPEC_H_
+#define POSENC_CORE_TABLE_SPEC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace posenc {
+
+// Element type of a table. Values are rounded once from the exact real value.
+enum class DType : uint8_t { kFloat32, kFloat64, kFloat16, kBFloat16 };
+
+// Channel order within a row; pair i has frequency f_i.
+enum class Layout : uint8_t {
+  kInterleaved,   // sin at 2i, cos at 2i+1 (the paper)
+  kConcatSinCos,  // sin at i, cos at d/2+i (tensor2tensor, fairseq)
+  kConcatCosSin,  // cos at i, sin at d/2+i (ggml, diffusers)
+};
+
+// Definition of f_i for 0 <= i < d/2.
+enum class Frequency : uint8_t {
+  kPaper,  // base^(-2i/d)
+  kT2T,    // base^(-i/(d/2-1)); needs d >= 4
+};
+
+inline constexpr double kDefaultBase = 10000.0;
+
+// Bytes per element of `dtype`.
+size_t DTypeSize(DType dtype);
+const char* DTypeName(DType dtype);
+const char* LayoutName(Layout layout);
+const char* FrequencyName(Frequency frequency);
+
+// A fully resolved table spec: defaults are already applied (base is never 0).
+struct TableSpec {
+  uint32_t d = 0;
+  double base = kDefaultBase;
+  uint32_t max_len = 0;
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kInterleaved;
+  Frequency frequency = Frequency::kPaper;
+
+  size_t row_bytes() const { return size_t{d} * DTypeSize(dtype); }
+  uint64_t table_bytes() const { return uint64_t{max_len} * row_bytes(); }
+
+  // Same table family: every field but max_len. Rows of a family do not
+  // depend on max_len, so a longer table serves any shorter one.
+  bool SameFamily(const TableSpec& o) const {
+    return d == o.d && base == o.base && dtype == o.dtype &&
+           layout == o.layout && frequency == o.frequency;
+  }
+  bool operator==(const TableSpec& o) const {
+    return SameFamily(o) && max_len == o.max_len;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const TableSpec& s) {
+    return H::combine(std::move(h), s.d, s.base, s.max_len, s.dtype, s.layout,
+                      s.frequency);
+  }
+
+  // "d=512 base=10000 max_len=8192 dtype=float32 layout=interleaved ..."
+  std::string DebugString() const;
+};
+
+// Server-side limits a spec and a request must respect.
+struct SpecLimits {
+  uint32_t max_d = 65536;
+  uint32_t max_len_limit = 16777216;  // 2^24: every position exact in float32
+};
+
+// OK, or INVALID_ARGUMENT naming the field, the value and the limit:
+// d odd / zero / over max_d, d < 4 with kT2T, base not finite or <= 1,
+// max_len zero or over max_len_limit.
+absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits);
+
+// Checks a half-open row range [start, end) of a table with `max_len` rows:
+// OUT_OF_RANGE when start >= max_len or end > max_len, else
+// INVALID_ARGUMENT when start >= end.
+absl::Status ValidateRange(uint32_t start, uint32_t end, uint32_t max_len);
+
+}  // namespace posenc
+
+#endif  // POSENC_CORE_TABLE_SPEC_H_

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian package posenc needs to build, test, benchmark and package.
+# Idempotent: when everything is present it installs nothing and prints nothing.
+# Usage: scripts/bootstrap.sh [--runtime-only]   (root or sudo; Debian 12)
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsleef-dev libhwy-dev libmpfr-dev libgmp-dev
+  libcpp-httplib-dev libssl-dev
+)
+test_pkgs=(
+  clang libclang-rt-14-dev clang-format
+  nghttp2-client openssl prometheus procps python3 python3-grpcio python3-protobuf python3-numpy
+  golang-go golang-google-grpc-dev golang-google-protobuf-dev protoc-gen-go protoc-gen-go-grpc
+  nodejs
+  docker.io debootstrap docker-compose
+)
+
+pkgs=("${build_pkgs[@]}")
+[[ "${1:-}" == "--runtime-only" ]] || pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# npm may come with nodejs (NodeSource builds) or as Debian's own package.
+if [[ "${1:-}" != "--runtime-only" ]] && ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+echo "bootstrap: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

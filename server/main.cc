@@ -1,0 +1,92 @@
+// posenc_server: parses flags into ServerOptions, runs the server until
+// SIGTERM or SIGINT, then drains gracefully and exits 0.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/clock.h"
+#include "server/log.h"
+#include "server/posenc_server.h"
+#include "server/server_options.h"
+
+namespace {
+const posenc::ServerOptions kDefaults;
+}  // namespace
+
+ABSL_FLAG(std::string, listen, kDefaults.listen,
+          "host:port to serve gRPC on (use 0.0.0.0:50051 in containers; port "
+          "0 picks a free port)");
+ABSL_FLAG(uint64_t, cache_bytes, kDefaults.cache_bytes,
+          "byte budget of the table cache (LRU)");
+ABSL_FLAG(uint32_t, max_d, kDefaults.max_d, "largest model dimension d");
+ABSL_FLAG(uint32_t, max_len_limit, kDefaults.max_len_limit,
+          "largest max_len of a table");
+ABSL_FLAG(uint32_t, max_rows_per_request, kDefaults.max_rows_per_request,
+          "most positions in one GetRows request");
+ABSL_FLAG(uint64_t, max_message_bytes, kDefaults.max_message_bytes,
+          "largest tensor payload in one response message, in bytes");
+ABSL_FLAG(uint64_t, max_request_bytes, kDefaults.max_request_bytes,
+          "largest request message accepted, in bytes");
+ABSL_FLAG(uint32_t, max_concurrent_streams, kDefaults.max_concurrent_streams,
+          "concurrent calls allowed on one HTTP/2 connection");
+ABSL_FLAG(int, threads, kDefaults.threads,
+          "threads computing tables (0 = one per core)");
+ABSL_FLAG(double, grace_seconds, kDefaults.grace_seconds,
+          "on SIGTERM/SIGINT, seconds in-flight calls may take to finish "
+          "before they are cancelled");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves sinusoidal positional-encoding tables over gRPC "
+      "(posenc.v1.PositionalEncoding).\nUsage: posenc_server [--flags]");
+  absl::ParseCommandLine(argc, argv);
+
+  // Block the stop signals in every thread (gRPC's threads inherit the
+  // mask) and take them synchronously below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  posenc::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
+  options.max_d = absl::GetFlag(FLAGS_max_d);
+  options.max_len_limit = absl::GetFlag(FLAGS_max_len_limit);
+  options.max_rows_per_request = absl::GetFlag(FLAGS_max_rows_per_request);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
+
+  absl::StatusOr<std::unique_ptr<posenc::PosencServer>> server =
+      posenc::PosencServer::Create(options);
+  if (!server.ok()) {
+    posenc::Log("ERROR", "posenc_server cannot start: %s",
+                server.status().ToString());
+    return 2;
+  }
+  posenc::Log("INFO",
+              "posenc_server listening on %s (port %d) cache_bytes=%u "
+              "max_message_bytes=%u grace_seconds=%g",
+              options.listen, (*server)->port(), options.cache_bytes,
+              options.max_message_bytes, options.grace_seconds);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  const absl::Time stop_start = absl::Now();
+  posenc::Log("INFO", "received %s: draining for up to %gs",
+              signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+              options.grace_seconds);
+  (*server)->Shutdown();
+  posenc::Log("INFO", "posenc_server stopped after %.3fs",
+              absl::ToDoubleSeconds(absl::Now() - stop_start));
+  return 0;
+}

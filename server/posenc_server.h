@@ -1,0 +1,61 @@
+// PosencServer: a running posenc gRPC server (service, health checking,
+// reflection, cache and compute pool) built from validated ServerOptions.
+//
+// Thread-safe. Shutdown may be called from any thread, once or many times;
+// the destructor shuts down too.
+#ifndef POSENC_SERVER_POSENC_SERVER_H_
+#define POSENC_SERVER_POSENC_SERVER_H_
+
+#include <grpcpp/server.h>
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "core/table_cache.h"
+#include "server/compute_pool.h"
+#include "server/method_stats.h"
+#include "server/posenc_service.h"
+#include "server/server_options.h"
+
+namespace posenc {
+
+class PosencServer {
+ public:
+  // Validates `options` (INVALID_ARGUMENT naming the bad one), then starts
+  // listening; UNAVAILABLE when the address cannot be bound. Health reports
+  // SERVING once this returns.
+  static absl::StatusOr<std::unique_ptr<PosencServer>> Create(
+      const ServerOptions& options);
+  ~PosencServer();
+
+  // The bound port (useful with a :0 listen address).
+  int port() const { return port_; }
+  const ServerOptions& options() const { return options_; }
+  TableCache& cache() { return *cache_; }
+
+  // Graceful stop: health goes NOT_SERVING, new calls are refused, in-flight
+  // calls get options().grace_seconds to finish, then are cancelled.
+  // Blocks until every call is done.
+  void Shutdown();
+
+  // Blocks until Shutdown has completed.
+  void Wait();
+
+ private:
+  explicit PosencServer(const ServerOptions& options);
+
+  const ServerOptions options_;
+  std::unique_ptr<TableCache> cache_;
+  std::unique_ptr<ComputePool> pool_;
+  MethodStats stats_;
+  std::unique_ptr<PositionalEncodingService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  absl::Mutex shutdown_mu_;
+  bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+};
+
+}  // namespace posenc
+
+#endif  // POSENC_SERVER_POSENC_SERVER_H_

@@ -1,0 +1,61 @@
+#include "server/server_options.h"
+
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace posenc {
+
+absl::Status ValidateServerOptions(const ServerOptions& o) {
+  const size_t colon = o.listen.rfind(':');
+  uint32_t port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(absl::string_view(o.listen).substr(colon + 1), &port) ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--listen must be host:port (e.g. 127.0.0.1:50051), got '",
+                     o.listen, "'"));
+  }
+  if (o.cache_bytes < (uint64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cache_bytes must be at least 1048576 (1 MiB), got ", o.cache_bytes));
+  }
+  if (o.max_d < 2 || o.max_d > (1u << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_d must be 2..1048576, got ", o.max_d));
+  }
+  if (o.max_len_limit < 1) {
+    return absl::InvalidArgumentError("--max_len_limit must be at least 1");
+  }
+  if (o.max_rows_per_request < 1) {
+    return absl::InvalidArgumentError(
+        "--max_rows_per_request must be at least 1");
+  }
+  if (o.max_message_bytes < 1024 || o.max_message_bytes > (uint64_t{1} << 31)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_message_bytes must be 1024..2147483648 (gRPC's limit), got ",
+        o.max_message_bytes));
+  }
+  if (o.max_request_bytes < 1024 || o.max_request_bytes > (uint64_t{1} << 30)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_request_bytes must be 1024..1073741824, got ",
+                     o.max_request_bytes));
+  }
+  if (o.max_concurrent_streams < 1) {
+    return absl::InvalidArgumentError(
+        "--max_concurrent_streams must be at least 1");
+  }
+  if (o.threads < 0 || o.threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--threads must be 0..1024 (0 = one per core), got ", o.threads));
+  }
+  if (!std::isfinite(o.grace_seconds) || o.grace_seconds < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--grace_seconds must be finite and >= 0, got ", o.grace_seconds));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace posenc

@@ -1,0 +1,42 @@
+// ServerOptions: everything that configures a posenc server, with defaults.
+// main.cc fills it from flags; PosencServer::Create validates it.
+#ifndef POSENC_SERVER_SERVER_OPTIONS_H_
+#define POSENC_SERVER_SERVER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace posenc {
+
+struct ServerOptions {
+  // host:port to listen on; port 0 picks a free port (see PosencServer::port).
+  std::string listen = "127.0.0.1:50051";
+  // Byte budget of the table cache.
+  uint64_t cache_bytes = uint64_t{512} << 20;
+  // Largest model dimension d accepted.
+  uint32_t max_d = 65536;
+  // Largest max_len accepted (2^24: every position is exact in float32).
+  uint32_t max_len_limit = 1u << 24;
+  // Most positions in one GetRows request.
+  uint32_t max_rows_per_request = 65536;
+  // Largest tensor payload in one response message, in bytes.
+  uint64_t max_message_bytes = uint64_t{64} << 20;
+  // Largest request message accepted, in bytes.
+  uint64_t max_request_bytes = uint64_t{4} << 20;
+  // Concurrent streams allowed on one HTTP/2 connection.
+  uint32_t max_concurrent_streams = 256;
+  // Threads computing tables; 0 means one per core.
+  int threads = 0;
+  // On SIGTERM/SIGINT, how long in-flight calls may take to finish before
+  // they are cancelled.
+  double grace_seconds = 10.0;
+};
+
+// OK, or INVALID_ARGUMENT naming the option and its valid range.
+absl::Status ValidateServerOptions(const ServerOptions& options);
+
+}  // namespace posenc
+
+#endif  // POSENC_SERVER_SERVER_OPTIONS_H_
