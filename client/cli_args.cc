@@ -1,0 +1,155 @@
+#include "client/cli_args.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace posenc {
+
+absl::StatusOr<CliArgs> CliArgs::Parse(
+    int argc, const char* const* argv,
+    const std::vector<std::string>& allowed) {
+  CliArgs args;
+  if (argc < 2) return absl::InvalidArgumentError("missing command");
+  args.command_ = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string name, value;
+    bool has_value = false;
+    if (arg == "-o") {
+      name = "output";
+    } else if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      name = arg.substr(2);
+      if (size_t eq = name.find('='); eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+        has_value = true;
+      }
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected argument '", arg, "'"));
+    }
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option --", name, " for '", args.command_,
+                       "' (accepted: --", absl::StrJoin(allowed, " --"), ")"));
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("option --", name, " needs a value"));
+      }
+      value = argv[++i];
+    }
+    args.values_[name] = value;
+  }
+  return args;
+}
+
+std::string CliArgs::GetString(const std::string& name,
+                               const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+absl::StatusOr<uint32_t> CliArgs::GetUint32(const std::string& name,
+                                            uint32_t fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  uint32_t v;
+  if (!absl::SimpleAtoi(it->second, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", name, " must be a non-negative integer, got '", it->second, "'"));
+  }
+  return v;
+}
+
+absl::StatusOr<double> CliArgs::GetDouble(const std::string& name,
+                                          double fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  double v;
+  if (!absl::SimpleAtod(it->second, &v)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " must be a number, got '", it->second, "'"));
+  }
+  return v;
+}
+
+absl::StatusOr<std::vector<uint32_t>> CliArgs::GetUint32List(
+    const std::string& name) const {
+  std::vector<uint32_t> out;
+  for (absl::string_view part :
+       absl::StrSplit(GetString(name, ""), ',', absl::SkipWhitespace())) {
+    uint32_t v;
+    if (!absl::SimpleAtoi(part, &v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be comma-separated integers, got '", part, "'"));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " is required, e.g. --", name, " 0,5,9"));
+  }
+  return out;
+}
+
+absl::StatusOr<TableSpec> CliArgs::GetSpec() const {
+  TableSpec spec;
+  absl::StatusOr<uint32_t> d = GetUint32("d", 0);
+  if (!d.ok()) return d.status();
+  absl::StatusOr<uint32_t> max_len = GetUint32("max-len", 0);
+  if (!max_len.ok()) return max_len.status();
+  absl::StatusOr<double> base = GetDouble("base", kDefaultBase);
+  if (!base.ok()) return base.status();
+  if (*d == 0 || *max_len == 0) {
+    return absl::InvalidArgumentError("--d and --max-len are required");
+  }
+  spec.d = *d;
+  spec.max_len = *max_len;
+  spec.base = *base;
+
+  const std::string dtype = GetString("dtype", "float32");
+  if (dtype == "float32") {
+    spec.dtype = DType::kFloat32;
+  } else if (dtype == "float64") {
+    spec.dtype = DType::kFloat64;
+  } else if (dtype == "float16") {
+    spec.dtype = DType::kFloat16;
+  } else if (dtype == "bfloat16") {
+    spec.dtype = DType::kBFloat16;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dtype must be float32, float64, float16 or bfloat16, got '", dtype,
+        "'"));
+  }
+  const std::string layout = GetString("layout", "interleaved");
+  if (layout == "interleaved") {
+    spec.layout = Layout::kInterleaved;
+  } else if (layout == "concat_sin_cos") {
+    spec.layout = Layout::kConcatSinCos;
+  } else if (layout == "concat_cos_sin") {
+    spec.layout = Layout::kConcatCosSin;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--layout must be interleaved, concat_sin_cos or concat_cos_sin, got "
+        "'",
+        layout, "'"));
+  }
+  const std::string frequency = GetString("frequency", "paper");
+  if (frequency == "paper") {
+    spec.frequency = Frequency::kPaper;
+  } else if (frequency == "t2t") {
+    spec.frequency = Frequency::kT2T;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--frequency must be paper or t2t, got '", frequency, "'"));
+  }
+  return spec;
+}
+
+}  // namespace posenc

@@ -1,0 +1,45 @@
+// CliArgs: the command line of the `posenc` CLI: a command word followed by
+// `--name value`, `--name=value` or `-o FILE` options. Typed getters report
+// a bad or unknown option as INVALID_ARGUMENT naming it.
+#ifndef POSENC_CLIENT_CLI_ARGS_H_
+#define POSENC_CLIENT_CLI_ARGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/table_spec.h"
+
+namespace posenc {
+
+class CliArgs {
+ public:
+  // `allowed` lists the option names (without dashes) the command accepts.
+  static absl::StatusOr<CliArgs> Parse(int argc, const char* const* argv,
+                                       const std::vector<std::string>& allowed);
+
+  const std::string& command() const { return command_; }
+  bool Has(const std::string& name) const { return values_.contains(name); }
+  std::string GetString(const std::string& name,
+                        const std::string& fallback) const;
+  absl::StatusOr<uint32_t> GetUint32(const std::string& name,
+                                     uint32_t fallback) const;
+  absl::StatusOr<double> GetDouble(const std::string& name,
+                                   double fallback) const;
+  // Comma-separated non-negative integers, e.g. "0,5,9".
+  absl::StatusOr<std::vector<uint32_t>> GetUint32List(
+      const std::string& name) const;
+  // --d, --max-len, --base, --dtype, --layout, --frequency.
+  absl::StatusOr<TableSpec> GetSpec() const;
+
+ private:
+  std::string command_;
+  absl::flat_hash_map<std::string, std::string> values_;
+};
+
+}  // namespace posenc
+
+#endif  // POSENC_CLIENT_CLI_ARGS_H_

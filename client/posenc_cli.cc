@@ -1,0 +1,154 @@
+// posenc: command-line client of a posenc server.
+//
+//   posenc table  --d 512 --max-len 1024 [-o pe.npy|pe.csv|pe.bin]
+//   posenc rows   --d 512 --max-len 1024 [--start 0] [--end N]
+//                 [--rows-per-batch R] [-o FILE]
+//   posenc gather --d 512 --max-len 1024 --positions 0,5,9 [-o FILE]
+//   posenc stats
+//   posenc health
+//
+// Every command takes --target host:port (default 127.0.0.1:50051) and
+// --timeout seconds (default 30). Spec options: --base, --dtype, --layout,
+// --frequency. Without -o, values are printed as CSV on stdout.
+// Exit status: 0 on success, 1 on any RPC or I/O error (the status is printed
+// on stderr), 2 on a usage error; `health` exits 1 unless SERVING.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "client/cli_args.h"
+#include "client/posenc_client.h"
+#include "client/tensor_file_writer.h"
+
+namespace posenc {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: posenc <table|rows|gather|stats|health> [options]\n"
+    "  common:  --target host:port (127.0.0.1:50051)  --timeout seconds (30)\n"
+    "  spec:    --d N --max-len N [--base 10000] [--dtype float32|float64|"
+    "float16|bfloat16]\n"
+    "           [--layout interleaved|concat_sin_cos|concat_cos_sin] "
+    "[--frequency paper|t2t]\n"
+    "  table:   spec [-o FILE.npy|.csv|.bin]\n"
+    "  rows:    spec [--start S] [--end E] [--rows-per-batch R] [-o FILE]\n"
+    "  gather:  spec --positions 0,5,9 [-o FILE]\n";
+
+const std::vector<std::string> kCommon = {"target", "timeout"};
+const std::vector<std::string> kSpec = {"d",      "max-len",   "base",  "dtype",
+                                        "layout", "frequency", "output"};
+
+std::vector<std::string> Allowed(const std::string& command) {
+  std::vector<std::string> allowed = kCommon;
+  if (command == "table" || command == "rows" || command == "gather") {
+    allowed.insert(allowed.end(), kSpec.begin(), kSpec.end());
+  }
+  if (command == "rows") {
+    allowed.insert(allowed.end(), {"start", "end", "rows-per-batch"});
+  }
+  if (command == "gather") allowed.push_back("positions");
+  return allowed;
+}
+
+int Fail(const absl::Status& status) {
+  std::cerr << "posenc: " << absl::StatusCodeToString(status.code()) << ": "
+            << status.message() << "\n";
+  return 1;
+}
+
+int Usage(const absl::Status& status) {
+  std::cerr << "posenc: " << status.message() << "\n" << kUsage;
+  return 2;
+}
+
+absl::Status WriteTensor(const std::string& path, const TableSpec& spec,
+                         const Tensor& tensor) {
+  absl::StatusOr<std::unique_ptr<TensorFileWriter>> writer =
+      TensorFileWriter::Open(path, spec.dtype, tensor.shape[0], spec.d);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status s = (*writer)->Append(tensor); !s.ok()) return s;
+  return (*writer)->Close();
+}
+
+int Run(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" ||
+      std::string(argv[1]) == "-h") {
+    std::cerr << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command != "table" && command != "rows" && command != "gather" &&
+      command != "stats" && command != "health") {
+    return Usage(absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", command, "'")));
+  }
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argc, argv, Allowed(command));
+  if (!args.ok()) return Usage(args.status());
+  absl::StatusOr<double> timeout = args->GetDouble("timeout", 30);
+  if (!timeout.ok()) return Usage(timeout.status());
+
+  PosencClient::Options options;
+  options.target = args->GetString("target", options.target);
+  options.timeout = absl::Seconds(*timeout);
+  PosencClient client(options);
+
+  if (command == "health") {
+    absl::StatusOr<bool> serving = client.CheckHealth();
+    if (!serving.ok()) return Fail(serving.status());
+    std::cout << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
+    return *serving ? 0 : 1;
+  }
+  if (command == "stats") {
+    absl::StatusOr<v1::GetStatsResponse> stats = client.GetStats();
+    if (!stats.ok()) return Fail(stats.status());
+    std::cout << stats->DebugString();
+    return 0;
+  }
+
+  absl::StatusOr<TableSpec> spec = args->GetSpec();
+  if (!spec.ok()) return Usage(spec.status());
+  const std::string output = args->GetString("output", "");
+
+  if (command == "table") {
+    absl::StatusOr<Tensor> table = client.GetTable(*spec);
+    if (!table.ok()) return Fail(table.status());
+    absl::Status s = WriteTensor(output, *spec, *table);
+    return s.ok() ? 0 : Fail(s);
+  }
+  if (command == "gather") {
+    absl::StatusOr<std::vector<uint32_t>> positions =
+        args->GetUint32List("positions");
+    if (!positions.ok()) return Usage(positions.status());
+    absl::StatusOr<Tensor> rows = client.GetRows(*spec, *positions);
+    if (!rows.ok()) return Fail(rows.status());
+    absl::Status s = WriteTensor(output, *spec, *rows);
+    return s.ok() ? 0 : Fail(s);
+  }
+
+  // rows: streamed in batches straight to the output, in constant memory.
+  absl::StatusOr<uint32_t> start = args->GetUint32("start", 0);
+  if (!start.ok()) return Usage(start.status());
+  absl::StatusOr<uint32_t> end = args->GetUint32("end", spec->max_len);
+  if (!end.ok()) return Usage(end.status());
+  absl::StatusOr<uint32_t> per_batch = args->GetUint32("rows-per-batch", 0);
+  if (!per_batch.ok()) return Usage(per_batch.status());
+  const uint32_t rows = *end > *start ? *end - *start : 0;
+  absl::StatusOr<std::unique_ptr<TensorFileWriter>> writer =
+      TensorFileWriter::Open(output, spec->dtype, rows, spec->d);
+  if (!writer.ok()) return Fail(writer.status());
+  absl::Status s = client.StreamBatches(
+      *spec, *start, *end, *per_batch,
+      [&](uint32_t, const Tensor& batch) { return (*writer)->Append(batch); });
+  if (!s.ok()) return Fail(s);
+  s = (*writer)->Close();
+  return s.ok() ? 0 : Fail(s);
+}
+
+}  // namespace
+}  // namespace posenc
+
+int main(int argc, char** argv) { return posenc::Run(argc, argv); }

@@ -1,0 +1,142 @@
+#include "client/posenc_client.h"
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/grpc_status.h"
+#include "common/proto_conversion.h"
+
+namespace posenc {
+
+PosencClient::PosencClient(Options options) : options_(std::move(options)) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options_.max_receive_bytes);
+  if (!options_.lb_policy.empty()) {
+    args.SetLoadBalancingPolicyName(options_.lb_policy);
+  }
+  channel_ = grpc::CreateCustomChannel(options_.target,
+                                       options_.credentials
+                                           ? options_.credentials
+                                           : grpc::InsecureChannelCredentials(),
+                                       args);
+  stub_ = v1::PositionalEncoding::NewStub(channel_);
+  health_ = grpc::health::v1::Health::NewStub(channel_);
+}
+
+void PosencClient::Prepare(grpc::ClientContext* context) const {
+  context->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  context->set_wait_for_ready(options_.wait_for_ready);
+}
+
+absl::StatusOr<Tensor> PosencClient::GetTable(const TableSpec& spec) {
+  v1::GetTableRequest request;
+  *request.mutable_spec() = SpecToProto(spec);
+  v1::GetTableResponse response;
+  grpc::ClientContext context;
+  Prepare(&context);
+  grpc::Status status = stub_->GetTable(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return TakeTensor(response.mutable_table());
+}
+
+template <typename Response>
+absl::Status PosencClient::ReadStream(grpc::ClientContext& context,
+                                      grpc::ClientReader<Response>& reader,
+                                      const RowsCallback& callback) {
+  Response response;
+  absl::Status result;
+  while (reader.Read(&response)) {
+    // StreamRowsResponse has (position, row); StreamBatchesResponse has
+    // (start, batch). Field 1 and field 2 alike.
+    uint32_t first;
+    v1::Tensor* proto;
+    if constexpr (std::is_same_v<Response, v1::StreamRowsResponse>) {
+      first = response.position();
+      proto = response.mutable_row();
+    } else {
+      first = response.start();
+      proto = response.mutable_batch();
+    }
+    absl::StatusOr<Tensor> tensor = TakeTensor(proto);
+    result = tensor.ok() ? callback(first, *tensor) : tensor.status();
+    if (!result.ok()) {
+      context.TryCancel();
+      while (reader.Read(&response)) {
+      }
+      reader.Finish();
+      return result;
+    }
+  }
+  return FromGrpcStatus(reader.Finish());
+}
+
+absl::Status PosencClient::StreamRows(const TableSpec& spec, uint32_t start,
+                                      std::optional<uint32_t> end,
+                                      const RowsCallback& on_row) {
+  v1::StreamRowsRequest request;
+  *request.mutable_spec() = SpecToProto(spec);
+  request.set_start(start);
+  if (end.has_value()) request.set_end(*end);
+  grpc::ClientContext context;
+  Prepare(&context);
+  std::unique_ptr<grpc::ClientReader<v1::StreamRowsResponse>> reader =
+      stub_->StreamRows(&context, request);
+  return ReadStream(context, *reader, on_row);
+}
+
+absl::Status PosencClient::StreamBatches(const TableSpec& spec, uint32_t start,
+                                         std::optional<uint32_t> end,
+                                         uint32_t rows_per_batch,
+                                         const RowsCallback& on_batch) {
+  v1::StreamBatchesRequest request;
+  *request.mutable_spec() = SpecToProto(spec);
+  request.set_start(start);
+  if (end.has_value()) request.set_end(*end);
+  request.set_rows_per_batch(rows_per_batch);
+  grpc::ClientContext context;
+  Prepare(&context);
+  std::unique_ptr<grpc::ClientReader<v1::StreamBatchesResponse>> reader =
+      stub_->StreamBatches(&context, request);
+  return ReadStream(context, *reader, on_batch);
+}
+
+absl::StatusOr<Tensor> PosencClient::GetRows(
+    const TableSpec& spec, absl::Span<const uint32_t> positions) {
+  v1::GetRowsRequest request;
+  *request.mutable_spec() = SpecToProto(spec);
+  request.mutable_positions()->Add(positions.begin(), positions.end());
+  v1::GetRowsResponse response;
+  grpc::ClientContext context;
+  Prepare(&context);
+  grpc::Status status = stub_->GetRows(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return TakeTensor(response.mutable_rows());
+}
+
+absl::StatusOr<v1::GetStatsResponse> PosencClient::GetStats() {
+  v1::GetStatsResponse response;
+  grpc::ClientContext context;
+  Prepare(&context);
+  grpc::Status status =
+      stub_->GetStats(&context, v1::GetStatsRequest(), &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<bool> PosencClient::CheckHealth(const std::string& service) {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::ClientContext context;
+  Prepare(&context);
+  grpc::Status status = health_->Check(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+}
+
+}  // namespace posenc

@@ -1,0 +1,98 @@
+// PosencClient: the reference C++ client of posenc.v1.PositionalEncoding.
+//
+// Wraps the generated stub: takes core TableSpecs, returns Tensors (raw
+// little-endian bytes plus shape) and maps every gRPC status to an
+// absl::Status with the same code and message. Each call gets the
+// configured deadline.
+//
+// Thread-safe: one client (one channel) can serve many threads; reuse it.
+#ifndef POSENC_CLIENT_POSENC_CLIENT_H_
+#define POSENC_CLIENT_POSENC_CLIENT_H_
+
+#include <grpcpp/channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "client/tensor.h"
+#include "core/table_spec.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "posenc/v1/posenc.grpc.pb.h"
+
+namespace posenc {
+
+class PosencClient {
+ public:
+  struct Options {
+    // gRPC target: "host:port", "ipv4:h1:p1,h2:p2", "dns:///name:port"...
+    std::string target = "127.0.0.1:50051";
+    // Deadline of each call (a whole stream counts as one call).
+    absl::Duration timeout = absl::Seconds(30);
+    // Largest response message accepted; tables can be large.
+    int max_receive_bytes = 1 << 30;
+    // Channel credentials; null means plaintext.
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    // gRPC load-balancing policy ("round_robin"); empty keeps pick_first.
+    std::string lb_policy;
+    // Wait for a ready connection instead of failing fast when none is up.
+    bool wait_for_ready = false;
+  };
+
+  explicit PosencClient(Options options);
+
+  // The whole table in one message (RESOURCE_EXHAUSTED past the server's
+  // --max_message_bytes: use StreamBatches).
+  absl::StatusOr<Tensor> GetTable(const TableSpec& spec);
+
+  // Called once per received message with its first position and rows.
+  // Returning non-OK cancels the stream and becomes the call's result.
+  using RowsCallback =
+      std::function<absl::Status(uint32_t first, const Tensor& rows)>;
+
+  // Rows [start, end) one per message; `end` unset means spec.max_len.
+  absl::Status StreamRows(const TableSpec& spec, uint32_t start,
+                          std::optional<uint32_t> end,
+                          const RowsCallback& on_row);
+
+  // Rows [start, end) in batches; rows_per_batch 0 lets the server pick.
+  absl::Status StreamBatches(const TableSpec& spec, uint32_t start,
+                             std::optional<uint32_t> end,
+                             uint32_t rows_per_batch,
+                             const RowsCallback& on_batch);
+
+  // Rows at `positions`, in that order, as one [n, d] tensor.
+  absl::StatusOr<Tensor> GetRows(const TableSpec& spec,
+                                 absl::Span<const uint32_t> positions);
+
+  absl::StatusOr<v1::GetStatsResponse> GetStats();
+
+  // grpc.health.v1 Check of `service` ("" = the whole server): true when
+  // SERVING, false when NOT_SERVING.
+  absl::StatusOr<bool> CheckHealth(const std::string& service = "");
+
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+
+ private:
+  void Prepare(grpc::ClientContext* context) const;
+  template <typename Response>
+  absl::Status ReadStream(grpc::ClientContext& context,
+                          grpc::ClientReader<Response>& reader,
+                          const RowsCallback& callback);
+
+  const Options options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::PositionalEncoding::Stub> stub_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+};
+
+}  // namespace posenc
+
+#endif  // POSENC_CLIENT_POSENC_CLIENT_H_

@@ -1,0 +1,22 @@
+"""posenc: Python client of the posenc.v1.PositionalEncoding gRPC service.
+
+    import posenc
+    with posenc.Client("127.0.0.1:50051") as client:
+        table = client.table(posenc.TableSpec(d=512, max_len=2048))
+
+Tables come back as numpy arrays of shape (rows, d). See README.md.
+"""
+
+import pkgutil
+
+# posenc.v1 (the generated stubs) may live in another directory on sys.path,
+# e.g. the build tree; let this package span both.
+__path__ = pkgutil.extend_path(__path__, __name__)
+
+from posenc.client import Client  # noqa: E402
+from posenc.errors import PosencError  # noqa: E402
+from posenc.spec import TableSpec  # noqa: E402
+from posenc.tensor import bfloat16_bits_to_float32  # noqa: E402
+
+__all__ = ["Client", "PosencError", "TableSpec", "bfloat16_bits_to_float32"]
+__version__ = "0.1.0"
