@@ -1,9 +1,11 @@
 // Computes rows of sinusoidal positional-encoding tables into caller-owned
 // memory, in the spec's dtype and layout, as raw little-endian bytes.
 //
-// Every value is sin(pos * f_i) or cos(pos * f_i) for the spec's frequency
-// convention, rounded once to the dtype. Functions are thread-safe (no shared
-// state) and never allocate more than O(d) scratch per call.
+// Every value is sin(pos * f_i) or cos(pos * f_i) for the exact real
+// frequency f_i of the spec's convention, correctly rounded once
+// (round-to-nearest-even) to the dtype, float64 included; see
+// docs/numerics.md for how this is achieved and proven. Functions are
+// thread-safe (no shared mutable state) and allocate O(d) per call.
 #ifndef POSENC_CORE_ENCODING_H_
 #define POSENC_CORE_ENCODING_H_
 
@@ -11,12 +13,14 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "core/encoding_plan.h"
 #include "core/table_spec.h"
 
 namespace posenc {
 
 // Writes rows [first, first + count) to `out`, which must hold
-// count * spec.row_bytes() bytes. Precondition: ValidateSpec(spec) is OK.
+// count * spec.row_bytes() bytes. Precondition: ValidateSpec(spec) is OK and
+// first + count <= 2^24 + 1 (positions up to 2^24).
 // Positions need not be < spec.max_len (rows do not depend on it).
 void ComputeRows(const TableSpec& spec, uint32_t first, uint32_t count,
                  std::byte* out);
@@ -29,6 +33,15 @@ void ComputePositions(const TableSpec& spec,
 // threads for large ranges (threads <= 1 computes on the calling thread).
 void ComputeRowsParallel(const TableSpec& spec, uint32_t first, uint32_t count,
                          std::byte* out, int threads);
+
+// The same three with a prebuilt plan (saves the O(d) setup per call when a
+// caller computes many pieces of one table family).
+void ComputeRows(const EncodingPlan& plan, uint32_t first, uint32_t count,
+                 std::byte* out);
+void ComputePositions(const EncodingPlan& plan,
+                      absl::Span<const uint32_t> positions, std::byte* out);
+void ComputeRowsParallel(const EncodingPlan& plan, uint32_t first,
+                         uint32_t count, std::byte* out, int threads);
 
 }  // namespace posenc
 

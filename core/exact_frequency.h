@@ -1,0 +1,43 @@
+// Exact pair frequencies f_i of a table spec, evaluated with MPFR.
+//
+// f_i is the real number base^(-i/den), den = d/2 (kPaper, i.e.
+// base^(-2i/d)) or d/2 - 1 (kT2T). It is never rounded to a double first: we
+// evaluate it in MPFR with a proven error bound and split it into three
+// doubles whose sum is within 2^-158 * f_i of the real value.
+//
+// Thread-safe (MPFR is built with thread-local caches). Preconditions:
+// ValidateSpec(spec) is OK.
+#ifndef POSENC_CORE_EXACT_FREQUENCY_H_
+#define POSENC_CORE_EXACT_FREQUENCY_H_
+
+#include <mpfr.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/table_spec.h"
+
+namespace posenc {
+
+// Exponent of the frequency as a fraction: f_i = base^(-i / denominator).
+uint32_t FrequencyDenominator(const TableSpec& spec);
+
+// Sets `out` (whatever its precision w = mpfr_get_prec(out) >= 64) to f_i
+// with |out - f_i| <= 2^(12 - w) * f_i. f_0 is exactly 1.
+void FrequencyMpfr(const TableSpec& spec, uint32_t i, mpfr_ptr out);
+
+// f_i ~= w0 + w1 + w2 with |f_i - (w0 + w1 + w2)| <= 2^-158 * f_i, provided
+// w0 >= 2^-900 (otherwise the words may lose bits to underflow; callers
+// must treat such columns with the MPFR path). w0 = RN(f_i) unless f_i lies
+// within 2^-290 relative of a rounding boundary of double.
+struct FrequencyWords {
+  double w0 = 0, w1 = 0, w2 = 0;
+};
+
+// All d/2 frequencies of `spec`, computed as f_i = g^i with g = f_1 at 320
+// bits (O(d) multiplications; error i * 2^-308 <= 2^-292 relative).
+std::vector<FrequencyWords> ExactFrequencies(const TableSpec& spec);
+
+}  // namespace posenc
+
+#endif  // POSENC_CORE_EXACT_FREQUENCY_H_

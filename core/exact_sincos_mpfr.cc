@@ -1,0 +1,68 @@
+#include "core/exact_sincos_mpfr.h"
+
+#include <mpfr.h>
+
+#include "core/exact_frequency.h"
+#include "core/rounding.h"
+
+namespace posenc {
+namespace {
+
+// Rounds s (an approximation with |s - exact| <= err) to the dtype, or returns
+// false if [s - err, s + err] straddles a rounding boundary.
+bool RoundIfDecided(mpfr_srcptr s, mpfr_srcptr err, DType dtype,
+                    uint64_t* bits) {
+  const mpfr_prec_t prec = mpfr_get_prec(s) + 64;
+  mpfr_t lo, hi;
+  mpfr_inits2(prec, lo, hi, static_cast<mpfr_ptr>(nullptr));
+  mpfr_sub(lo, s, err, MPFR_RNDD);  // lo <= s - err
+  mpfr_add(hi, s, err, MPFR_RNDU);  // hi >= s + err
+  // Rounding is monotone, so equal results at both ends decide every value
+  // in between, including the exact one.
+  const uint64_t a = RoundMpfrToBits(lo, dtype);
+  const uint64_t b = RoundMpfrToBits(hi, dtype);
+  mpfr_clears(lo, hi, static_cast<mpfr_ptr>(nullptr));
+  if (a != b) return false;
+  *bits = a;
+  return true;
+}
+
+}  // namespace
+
+void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
+                     uint64_t* sin_bits, uint64_t* cos_bits) {
+  if (pos == 0) {  // sin(0) = +0 and cos(0) = 1 exactly
+    *sin_bits = EncodeExact(0.0, spec.dtype);
+    *cos_bits = EncodeExact(1.0, spec.dtype);
+    return;
+  }
+  bool have_sin = false, have_cos = false;
+  for (mpfr_prec_t w = 128;; w *= 2) {
+    mpfr_t f, x, s, c, err, term;
+    mpfr_inits2(w, f, x, s, c, static_cast<mpfr_ptr>(nullptr));
+    mpfr_inits2(64, err, term, static_cast<mpfr_ptr>(nullptr));
+    // |f - f_i| <= 2^(12-w) f_i; x = RN(f * pos) adds 2^-w relative:
+    // |x - pos * f_i| <= 2^(12.01-w) |x| < 2^(13 - w + EXP(x)).
+    FrequencyMpfr(spec, i, f);
+    mpfr_mul_ui(x, f, pos, MPFR_RNDN);
+    mpfr_sin_cos(s, c, x, MPFR_RNDN);  // each correctly rounded at w bits
+    // sin and cos are 1-Lipschitz, so each result is off by at most
+    // |x error| + its own half-ulp (< 2^(EXP(result) - w)).
+    for (int k = 0; k < 2; ++k) {
+      const bool is_sin = k == 0;
+      if (is_sin ? have_sin : have_cos) continue;
+      mpfr_srcptr v = is_sin ? s : c;
+      if (mpfr_zero_p(v)) continue;  // cannot happen for pos > 0; retry
+      mpfr_set_ui_2exp(err, 1, 13 - w + mpfr_get_exp(x), MPFR_RNDU);
+      mpfr_set_ui_2exp(term, 1, mpfr_get_exp(v) - w, MPFR_RNDU);
+      mpfr_add(err, err, term, MPFR_RNDU);
+      if (RoundIfDecided(v, err, spec.dtype, is_sin ? sin_bits : cos_bits)) {
+        (is_sin ? have_sin : have_cos) = true;
+      }
+    }
+    mpfr_clears(f, x, s, c, err, term, static_cast<mpfr_ptr>(nullptr));
+    if (have_sin && have_cos) return;
+  }
+}
+
+}  // namespace posenc

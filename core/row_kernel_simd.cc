@@ -1,0 +1,186 @@
+// Highway dynamic dispatch: this file is compiled once per target.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "core/row_kernel_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// Keep after highway.h (the include-guard dance of Highway).
+#include "core/row_kernel_simd.h"
+#include "core/sincos_fast.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define POSENC_SIMD_FMA 1
+#else
+#define POSENC_SIMD_FMA 0
+#endif
+
+#if POSENC_SIMD_FMA
+
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void SinCosVec(D d, V pos, V w0, V w1, V& sin_x, V& cos_x,
+                          hn::Mask<D>& risky) {
+  const hn::RebindToUnsigned<D> du;
+  // Same operations as FastSinCosScalar (core/sincos_fast.h).
+  const V xh = hn::Mul(pos, w0);
+  const V e0 = hn::MulSub(pos, w0, xh);  // exact
+  const V xl = hn::MulAdd(pos, w1, e0);
+  const V q = hn::Round(hn::Mul(xh, hn::Set(d, kTwoOverPi)));
+  const V t1 = hn::NegMulAdd(q, hn::Set(d, kPio2W1), xh);  // exact
+  const V p2 = hn::Set(d, kPio2W2);
+  const V a2h = hn::Mul(q, p2);
+  const V a2l = hn::MulSub(q, p2, a2h);
+  const V u = hn::Sub(xl, a2h);
+  // TwoSum(t1, u).
+  const V rh = hn::Add(t1, u);
+  const V bb = hn::Sub(rh, t1);
+  V rl = hn::Add(hn::Sub(t1, hn::Sub(rh, bb)), hn::Sub(u, bb));
+  rl = hn::Sub(rl, hn::MulAdd(q, hn::Set(d, kPio2W3), a2l));
+  const V zero = hn::Zero(d);
+  risky = hn::And(hn::Ne(q, zero),
+                  hn::Lt(hn::Abs(rh), hn::Set(d, kRiskyReducedArg)));
+  const V z = hn::Mul(rh, rh);
+  V ps = hn::Set(d, kSinC[8]);
+  for (int k = 7; k >= 1; --k) ps = hn::MulAdd(ps, z, hn::Set(d, kSinC[k]));
+  V pc = hn::Set(d, kCosC[9]);
+  for (int k = 8; k >= 2; --k) pc = hn::MulAdd(pc, z, hn::Set(d, kCosC[k]));
+  const V s = hn::Add(rh, hn::MulAdd(hn::Mul(rh, z), ps, rl));
+  const V w = hn::MulAdd(z, hn::MulAdd(z, pc, hn::Set(d, -0.5)),
+                         hn::Neg(hn::Mul(rh, rl)));
+  const V c = hn::Add(hn::Set(d, 1.0), w);
+  // Quadrant bits of q (0 <= q < 2^51): low mantissa bits of q + 1.5*2^52.
+  const auto qbits = hn::BitCast(du, hn::Add(q, hn::Set(d, 0x1.8p52)));
+  const auto one = hn::Set(du, 1);
+  const auto two = hn::Set(du, 2);
+  const auto odd = hn::RebindMask(d, hn::Ne(hn::And(qbits, one), hn::Zero(du)));
+  const V sin_sign = hn::BitCast(d, hn::ShiftLeft<62>(hn::And(qbits, two)));
+  const V cos_sign =
+      hn::BitCast(d, hn::ShiftLeft<62>(hn::And(hn::Add(qbits, one), two)));
+  sin_x = hn::Xor(hn::IfThenElse(odd, c, s), sin_sign);
+  cos_x = hn::Xor(hn::IfThenElse(odd, s, c), cos_sign);
+}
+
+bool Float32RowSimdImpl(const double* w0, const double* w1, uint32_t columns,
+                        uint32_t half, Layout layout, uint32_t pos, float* row,
+                        SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::Rebind<float, decltype(d)> df;
+  const hn::RebindToUnsigned<decltype(df)> du32;
+  const size_t n = hn::Lanes(d);
+  const auto p = hn::Set(d, static_cast<double>(pos));
+  const auto slack = hn::Set(d, kFastCheckSlack);
+  float* sin_base = row;
+  float* cos_base = row;
+  switch (layout) {
+    case Layout::kInterleaved:
+      break;
+    case Layout::kConcatSinCos:
+      cos_base = row + half;
+      break;
+    case Layout::kConcatCosSin:
+      sin_base = row + half;
+      break;
+  }
+  uint32_t i = 0;
+  for (; i + n <= columns; i += n) {
+    hn::Vec<decltype(d)> s, c;
+    hn::Mask<decltype(d)> risky;
+    SinCosVec(d, p, hn::LoadU(d, w0 + i), hn::LoadU(d, w1 + i), s, c, risky);
+    // Decided iff y - slack|y| and y + slack|y| round to the same float.
+    const auto ss = hn::Mul(hn::Abs(s), slack);
+    const auto cs = hn::Mul(hn::Abs(c), slack);
+    const auto s_lo = hn::DemoteTo(df, hn::Sub(s, ss));
+    const auto s_hi = hn::DemoteTo(df, hn::Add(s, ss));
+    const auto c_lo = hn::DemoteTo(df, hn::Sub(c, cs));
+    const auto c_hi = hn::DemoteTo(df, hn::Add(c, cs));
+    const auto undecided =
+        hn::Or(hn::Ne(hn::BitCast(du32, s_lo), hn::BitCast(du32, s_hi)),
+               hn::Ne(hn::BitCast(du32, c_lo), hn::BitCast(du32, c_hi)));
+    if (HWY_UNLIKELY(!hn::AllFalse(du32, undecided) ||
+                     !hn::AllFalse(d, risky))) {
+      for (uint32_t k = 0; k < n; ++k) slow(ctx, i + k);
+      continue;
+    }
+    if (layout == Layout::kInterleaved) {
+      hn::StoreInterleaved2(s_lo, c_lo, df, row + 2 * i);
+    } else {
+      hn::StoreU(s_lo, df, sin_base + i);
+      hn::StoreU(c_lo, df, cos_base + i);
+    }
+  }
+  for (; i < columns; ++i) slow(ctx, i);
+  return true;
+}
+
+bool SinCosColumnsSimdImpl(const double* w0, const double* w1, uint32_t columns,
+                           uint32_t pos, double* sin_out, double* cos_out,
+                           uint8_t* risky_out) {
+  const hn::ScalableTag<double> d;
+  const size_t n = hn::Lanes(d);
+  const auto p = hn::Set(d, static_cast<double>(pos));
+  const auto one = hn::Set(d, 1.0);
+  for (uint32_t i = 0; i < columns; i += n) {
+    hn::Vec<decltype(d)> s, c;
+    hn::Mask<decltype(d)> risky;
+    SinCosVec(d, p, hn::LoadU(d, w0 + i), hn::LoadU(d, w1 + i), s, c, risky);
+    hn::StoreU(s, d, sin_out + i);
+    hn::StoreU(c, d, cos_out + i);
+    double flags[hn::MaxLanes(d)];
+    hn::StoreU(hn::IfThenElseZero(risky, one), d, flags);
+    for (size_t k = 0; k < n; ++k) risky_out[i + k] = flags[k] != 0;
+  }
+  return true;
+}
+
+#else  // !POSENC_SIMD_FMA
+
+bool Float32RowSimdImpl(const double*, const double*, uint32_t, uint32_t,
+                        Layout, uint32_t, float*, SlowColumnFn, void*) {
+  return false;
+}
+bool SinCosColumnsSimdImpl(const double*, const double*, uint32_t, uint32_t,
+                           double*, double*, uint8_t*) {
+  return false;
+}
+
+#endif  // POSENC_SIMD_FMA
+#undef POSENC_SIMD_FMA
+
+}  // namespace HWY_NAMESPACE
+}  // namespace posenc
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace posenc {
+
+HWY_EXPORT(Float32RowSimdImpl);
+HWY_EXPORT(SinCosColumnsSimdImpl);
+
+bool Float32RowSimd(const double* w0, const double* w1, uint32_t columns,
+                    uint32_t half, Layout layout, uint32_t pos, float* row,
+                    SlowColumnFn slow, void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Float32RowSimdImpl)(w0, w1, columns, half, layout,
+                                                  pos, row, slow, ctx);
+}
+
+bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,
+                       uint32_t pos, double* sin_out, double* cos_out,
+                       uint8_t* risky) {
+  return HWY_DYNAMIC_DISPATCH(SinCosColumnsSimdImpl)(w0, w1, columns, pos,
+                                                     sin_out, cos_out, risky);
+}
+
+const char* SimdKernelTargetName() {
+  const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
+  const int64_t best = targets & -targets;  // lower bit = better target
+#if HWY_ARCH_X86
+  if (best == 0 || best > HWY_AVX2) return "scalar";
+#endif
+  return hwy::TargetName(best);
+}
+
+}  // namespace posenc
+#endif  // HWY_ONCE

@@ -1,0 +1,46 @@
+// The float64 path: sin and cos of x = pos * f in double-double arithmetic
+// with a rigorous relative error bound (kDoubleDoubleRelError), enough to
+// decide the correctly rounded float64 value except for ~2^-40 of inputs.
+//
+// Pure, thread-safe (the coefficient table is a function-local static built
+// once with MPFR).
+//
+// Error bound (derivation in docs/numerics.md):
+//  * f = w0 + w1 + w2 within 2^-158 f; the angle pos * f is formed from two
+//    exact TwoProds and one rounded product: error <= 2^-133 (abs).
+//  * reduction by pi/2 in four words: |r error| <= 2^-128 when q != 0,
+//    <= 2^-103 |r| when q == 0; r is flagged risky when q != 0 and
+//    |r| < 2^-28.
+//  * Taylor series to degree 27 (sin) / 26 (cos): remainder < 2^-106;
+//    terms with k >= 9 in double (< 2^-56 relative, so their rounding
+//    is < 2^-108), the rest by Horner with double-double operations
+//    (JMP 2017 bounds, <= 8 * 2^-106 per step).
+//  * total relative error < 2^-98 for both results when !risky; we claim
+//    kDoubleDoubleRelError = 2^-96 and test against 2^-94 for margin.
+#ifndef POSENC_CORE_SINCOS_DOUBLE_DOUBLE_H_
+#define POSENC_CORE_SINCOS_DOUBLE_DOUBLE_H_
+
+#include "core/double_double.h"
+#include "core/exact_frequency.h"
+
+namespace posenc {
+
+inline constexpr double kDoubleDoubleRelError = 0x1p-96;
+inline constexpr double kDoubleDoubleCheckSlack = 0x1p-94;
+
+struct DoubleDoubleSinCos {
+  DoubleDouble sin;
+  DoubleDouble cos;
+  bool risky;  // the error bound does not hold; use the MPFR path
+};
+
+// Precondition: pos an integer in [0, 2^24]; f.w0 in [2^-900, 1].
+DoubleDoubleSinCos DoubleDoubleSinCosOf(double pos, const FrequencyWords& f);
+
+// Correctly rounded double of the real value y (|y - (hi+lo)| <=
+// kDoubleDoubleRelError * |y|), or false when not decided.
+bool RoundDoubleDoubleToDouble(DoubleDouble y, double* out);
+
+}  // namespace posenc
+
+#endif  // POSENC_CORE_SINCOS_DOUBLE_DOUBLE_H_

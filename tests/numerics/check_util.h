@@ -1,0 +1,56 @@
+// Shared helpers of the numerics tests: comparing computed rows with the
+// MPFR reference and reporting how many values were checked.
+#ifndef POSENC_TESTS_NUMERICS_CHECK_UTIL_H_
+#define POSENC_TESTS_NUMERICS_CHECK_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tests/numerics/mpfr_reference.h"
+
+namespace posenc::testing {
+
+struct CheckStats {
+  uint64_t values = 0;
+  uint64_t mismatches = 0;
+};
+
+// Checks pairs `pairs` of the row of position `pos` stored at `row`.
+inline void CheckRowPairs(ReferenceFamily& ref, const TableSpec& spec,
+                          uint32_t pos, const std::byte* row,
+                          const std::vector<uint32_t>& pairs,
+                          CheckStats& stats) {
+  for (uint32_t i : pairs) {
+    for (bool is_sin : {true, false}) {
+      const uint64_t want = ref.Bits(i, pos, is_sin, spec.dtype);
+      const uint64_t got = ElementBits(spec, row, ColumnOf(spec, i, is_sin));
+      ++stats.values;
+      if (want != got) {
+        if (++stats.mismatches <= 10) {
+          ADD_FAILURE() << spec.DebugString() << " pos=" << pos << " i=" << i
+                        << (is_sin ? " sin" : " cos") << " want=0x" << std::hex
+                        << want << " got=0x" << got;
+        }
+      }
+    }
+  }
+}
+
+inline void ReportChecked(const CheckStats& stats) {
+  ::testing::Test::RecordProperty("values_checked",
+                                  std::to_string(stats.values));
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::printf(
+      "[numerics] %s.%s: %" PRIu64 " values checked, %" PRIu64 " mismatched\n",
+      info->test_suite_name(), info->name(), stats.values, stats.mismatches);
+  EXPECT_EQ(stats.mismatches, 0u);
+}
+
+}  // namespace posenc::testing
+
+#endif  // POSENC_TESTS_NUMERICS_CHECK_UTIL_H_

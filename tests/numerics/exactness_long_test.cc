@@ -1,0 +1,49 @@
+// The long sampled check (ctest label numerics_long, not in the default CI
+// run): millions of random values over the whole supported range.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/encoding.h"
+#include "tests/numerics/check_util.h"
+
+namespace posenc {
+namespace {
+
+TEST(LongRandomSamples, MillionsOfValuesEveryDtype_ZeroMismatchedBits) {
+  std::mt19937_64 rng(12345);
+  testing::CheckStats stats;
+  const double kBases[] = {500.0, 1e4, 1e6, 500.5, 2.0, 123456.789};
+  constexpr uint32_t kDs[] = {4, 30, 512, 4096, 8192, 65536};
+  constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,
+                               DType::kFloat16, DType::kBFloat16};
+  constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
+                                 Layout::kConcatCosSin};
+  std::uniform_int_distribution<uint32_t> pos_dist(0, 1u << 24);
+  while (stats.values < 3000000) {
+    TableSpec spec;
+    spec.d = kDs[rng() % 6];
+    spec.base = kBases[rng() % 6];
+    spec.frequency = (rng() & 1) ? Frequency::kPaper : Frequency::kT2T;
+    spec.dtype = kDTypes[rng() % 4];
+    spec.layout = kLayouts[rng() % 3];
+    testing::ReferenceFamily ref(spec);
+    std::vector<uint32_t> positions(64);
+    for (auto& p : positions) p = pos_dist(rng);
+    std::vector<std::byte> rows(positions.size() * spec.row_bytes());
+    ComputePositions(spec, positions, rows.data());
+    std::uniform_int_distribution<uint32_t> pair_dist(0, spec.d / 2 - 1);
+    std::vector<uint32_t> pairs(32);
+    for (auto& i : pairs) i = pair_dist(rng);
+    for (size_t r = 0; r < positions.size(); ++r) {
+      testing::CheckRowPairs(ref, spec, positions[r],
+                             rows.data() + r * spec.row_bytes(), pairs, stats);
+    }
+  }
+  testing::ReportChecked(stats);
+}
+
+}  // namespace
+}  // namespace posenc
