@@ -50,6 +50,9 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
   builder.SetMaxSendMessageSize(
       static_cast<int>(options.max_message_bytes + kResponseHeaderBytes));
+  // gRPC enables SO_REUSEPORT by default, which lets a second server bind the
+  // same port and silently take half the connections: refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(options.max_concurrent_streams));
   server->server_ = builder.BuildAndStart();

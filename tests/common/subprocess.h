@@ -1,0 +1,94 @@
+// Subprocess: runs a program with its stdout and stderr captured to files,
+// for tests that drive the real posenc binaries. Every wait is bounded.
+#ifndef POSENC_TESTS_COMMON_SUBPROCESS_H_
+#define POSENC_TESTS_COMMON_SUBPROCESS_H_
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+
+namespace posenc::testing {
+
+// A path for `name` in a directory of this test process's own, so tests run
+// in parallel by ctest never share files.
+inline std::string TestTempPath(const std::string& name) {
+  static const std::string* dir = [] {
+    std::string tmpl = ::testing::TempDir() + "posenc-test-XXXXXX";
+    return new std::string(mkdtemp(tmpl.data()));
+  }();
+  return *dir + "/" + name;
+}
+
+class Subprocess {
+ public:
+  // Starts argv[0] with `argv`; output goes to `out_path` and `err_path`.
+  Subprocess(const std::vector<std::string>& argv, std::string out_path,
+             std::string err_path)
+      : out_path_(std::move(out_path)), err_path_(std::move(err_path)) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      int out = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(out, 1);
+      dup2(err, 2);
+      std::vector<char*> args;
+      for (const std::string& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+  }
+  ~Subprocess() {
+    if (pid_ > 0 && !exit_code_.has_value()) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  void Signal(int sig) { kill(pid_, sig); }
+
+  // The exit code (128 + signal if killed), or nullopt after `timeout`.
+  std::optional<int> Wait(absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (!exit_code_.has_value() && absl::Now() < deadline) {
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exit_code_ =
+            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      } else {
+        absl::SleepFor(absl::Milliseconds(10));
+      }
+    }
+    return exit_code_;
+  }
+
+  std::string Stdout() const { return Read(out_path_); }
+  std::string Stderr() const { return Read(err_path_); }
+
+ private:
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+
+  std::string out_path_, err_path_;
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+};
+
+}  // namespace posenc::testing
+
+#endif  // POSENC_TESTS_COMMON_SUBPROCESS_H_

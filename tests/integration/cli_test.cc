@@ -1,0 +1,120 @@
+// The `posenc` CLI end to end: the real binary against a real server.
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/common/npy_reader.h"
+#include "tests/common/subprocess.h"
+#include "tests/integration/server_fixture.h"
+
+namespace posenc::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CliTest : public ServerTest {
+ protected:
+  struct Result {
+    int exit_code;
+    std::string out, err;
+  };
+
+  Result RunCli(std::vector<std::string> args, bool with_target = true) {
+    args.insert(args.begin(), POSENC_CLI_PATH);
+    if (with_target) {
+      args.push_back("--target");
+      args.push_back(ClientOptions().target);
+    }
+    Subprocess cli(args, Temp("cli.out"), Temp("cli.err"));
+    std::optional<int> code = cli.Wait(absl::Seconds(60));
+    return {code.value_or(-1), cli.Stdout(), cli.Stderr()};
+  }
+
+  static std::string Temp(const std::string& name) {
+    return TestTempPath(name);
+  }
+};
+
+TEST_F(CliTest, TableToNpy_FileHoldsTheServersTable) {
+  const std::string path = Temp("pe.npy");
+  Result r = RunCli({"table", "--d", "512", "--max-len", "1024", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<NpyArray> npy = ReadNpy(path);
+  ASSERT_TRUE(npy.ok()) << npy.status();
+  EXPECT_EQ(npy->descr, "<f4");
+  EXPECT_EQ(npy->shape, (std::vector<uint64_t>{1024, 512}));
+  absl::StatusOr<Tensor> table = client_->GetTable(Spec(512, 1024));
+  ASSERT_TRUE(table.ok());
+  EXPECT_EQ(npy->data, table->data);
+  float row2[4];
+  std::memcpy(row2, npy->data.data() + 2 * 512 * 4, sizeof row2);
+  EXPECT_NEAR(row2[0], 0.9093, 1e-4);
+  EXPECT_NEAR(row2[1], -0.4161, 1e-4);
+}
+
+TEST_F(CliTest, RowsToBinAndCsv_MatchStream) {
+  const std::string bin = Temp("rows.bin");
+  Result r = RunCli({"rows", "--d", "8", "--max-len", "100", "--start", "10",
+                     "--end", "20", "--rows-per-batch", "3", "-o", bin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<Tensor> table = client_->GetTable(Spec(8, 100));
+  ASSERT_TRUE(table.ok());
+  std::ifstream in(bin, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(bytes, table->data.substr(10 * 32, 10 * 32));
+
+  Result csv = RunCli(
+      {"rows", "--d", "4", "--max-len", "4", "--start", "2", "--end", "3"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr("0.9092974,-0.41614684,0.019998666,0.9998"));
+}
+
+TEST_F(CliTest, GatherWorkedExample_PrintsCsv) {
+  Result r =
+      RunCli({"gather", "--d", "4", "--max-len", "8", "--positions", "2,3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "0.9092974,-0.41614684,0.019998666,0.9998\n"
+            "0.14112,-0.9899925,0.029995501,0.99955004\n");
+}
+
+TEST_F(CliTest, InvalidSpec_ExitOneWithStatusOnStderr) {
+  Result r = RunCli({"table", "--d", "3", "--max-len", "4"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(r.err, HasSubstr("spec.d must be even"));
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(CliTest, UsageErrors_ExitTwo) {
+  EXPECT_EQ(RunCli({"frobnicate"}).exit_code, 2);
+  Result missing = RunCli({"table", "--d", "4"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--max-len"));
+  EXPECT_EQ(
+      RunCli({"table", "--d", "4", "--max-len", "4", "-o", "x.txt"}).exit_code,
+      1);
+}
+
+TEST_F(CliTest, HealthAndStats_ReportServer) {
+  Result health = RunCli({"health"});
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_EQ(health.out, "SERVING\n");
+  Result stats = RunCli({"stats"});
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr("budget_bytes: 67108864"));
+}
+
+TEST_F(CliTest, NoServer_ExitOneUnavailable) {
+  Result r = RunCli({"health", "--target", "127.0.0.1:1", "--timeout", "2"},
+                    /*with_target=*/false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
+}
+
+}  // namespace
+}  // namespace posenc::testing

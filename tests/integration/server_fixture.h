@@ -1,0 +1,60 @@
+// ServerTest: a fixture that runs a real PosencServer on 127.0.0.1 with a
+// free port and hands tests a real PosencClient connected to it.
+#ifndef POSENC_TESTS_INTEGRATION_SERVER_FIXTURE_H_
+#define POSENC_TESTS_INTEGRATION_SERVER_FIXTURE_H_
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "client/posenc_client.h"
+#include "gtest/gtest.h"
+#include "server/posenc_server.h"
+
+namespace posenc::testing {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  // Restarts the server with `options` (listen is forced to a free
+  // loopback port).
+  void StartServer(ServerOptions options = DefaultOptions()) {
+    client_.reset();
+    server_.reset();
+    options.listen = "127.0.0.1:0";
+    absl::StatusOr<std::unique_ptr<PosencServer>> server =
+        PosencServer::Create(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    client_ = std::make_unique<PosencClient>(ClientOptions());
+  }
+
+  static ServerOptions DefaultOptions() {
+    ServerOptions options;
+    options.cache_bytes = uint64_t{64} << 20;
+    options.threads = 2;
+    options.grace_seconds = 1;
+    return options;
+  }
+
+  PosencClient::Options ClientOptions() const {
+    PosencClient::Options options;
+    options.target = absl::StrCat("127.0.0.1:", server_->port());
+    options.timeout = absl::Seconds(20);
+    return options;
+  }
+
+  void SetUp() override { StartServer(); }
+
+  static TableSpec Spec(uint32_t d, uint32_t max_len) {
+    TableSpec spec;
+    spec.d = d;
+    spec.max_len = max_len;
+    return spec;
+  }
+
+  std::unique_ptr<PosencServer> server_;
+  std::unique_ptr<PosencClient> client_;
+};
+
+}  // namespace posenc::testing
+
+#endif  // POSENC_TESTS_INTEGRATION_SERVER_FIXTURE_H_

@@ -1,0 +1,204 @@
+// The posenc_server binary as operators run it: flags, start-up errors, and
+// SIGTERM/SIGINT draining in-flight streams before a clean exit.
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "client/posenc_client.h"
+#include "gmock/gmock.h"
+#include "grpcpp/client_context.h"
+#include "gtest/gtest.h"
+#include "tests/common/subprocess.h"
+
+namespace posenc::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Temp(const std::string& name) { return TestTempPath(name); }
+
+// A posenc_server process on a free loopback port.
+class ServerProcess {
+ public:
+  explicit ServerProcess(std::vector<std::string> flags) {
+    std::vector<std::string> argv = {POSENC_SERVER_PATH,
+                                     "--listen=127.0.0.1:0"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    process_ = std::make_unique<Subprocess>(argv, Temp("server.out"),
+                                            Temp("server.err"));
+    // The start-up log line names the bound port: "... (port 12345) ...".
+    const std::regex port_re(R"(\(port (\d+)\))");
+    for (int i = 0; i < 500 && port_ == 0; ++i) {
+      std::smatch m;
+      std::string err = process_->Stderr();
+      if (std::regex_search(err, m, port_re)) {
+        port_ = std::stoi(m[1]);
+      } else if (process_->Wait(absl::Milliseconds(10)).has_value()) {
+        break;
+      }
+    }
+  }
+  int port() const { return port_; }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  Subprocess& process() { return *process_; }
+
+ private:
+  std::unique_ptr<Subprocess> process_;
+  int port_ = 0;
+};
+
+PosencClient::Options ClientTo(const std::string& target) {
+  PosencClient::Options options;
+  options.target = target;
+  options.timeout = absl::Seconds(30);
+  return options;
+}
+
+TableSpec Spec(uint32_t d, uint32_t max_len) {
+  TableSpec spec;
+  spec.d = d;
+  spec.max_len = max_len;
+  return spec;
+}
+
+TEST(ServerProcessTest, SigtermWithSlowStream_NotServingDrainsExitsZero) {
+  ServerProcess server({"--grace_seconds=2", "--cache_bytes=1048576"});
+  ASSERT_NE(server.port(), 0) << server.process().Stderr();
+  PosencClient client(ClientTo(server.target()));
+
+  // Watch health from before the signal to after it.
+  absl::Mutex mu;
+  std::vector<grpc::health::v1::HealthCheckResponse::ServingStatus> statuses;
+  grpc::ClientContext watch_context;
+  auto health = grpc::health::v1::Health::NewStub(client.channel());
+  std::thread watcher([&] {
+    grpc::health::v1::HealthCheckRequest request;
+    auto reader = health->Watch(&watch_context, request);
+    grpc::health::v1::HealthCheckResponse response;
+    while (reader->Read(&response)) {
+      absl::MutexLock lock(&mu);
+      statuses.push_back(response.status());
+    }
+    reader->Finish();
+  });
+
+  // A slow reader of a stream far longer than the grace period; once the
+  // signal is sent it drains what the client buffered at full speed.
+  std::atomic<int> rows{0};
+  std::atomic<bool> signalled{false};
+  absl::Status stream_status;
+  std::thread reader([&] {
+    stream_status = client.StreamRows(
+        Spec(1024, 1000000), 0, std::nullopt, [&](uint32_t, const Tensor&) {
+          ++rows;
+          if (!signalled) absl::SleepFor(absl::Milliseconds(20));
+          return absl::OkStatus();
+        });
+  });
+  for (int i = 0; i < 500 && rows < 5; ++i)
+    absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_GE(rows.load(), 5);
+
+  const absl::Time signal_time = absl::Now();
+  server.process().Signal(SIGTERM);
+  std::optional<int> exit_code = server.process().Wait(absl::Seconds(15));
+  const absl::Duration took = absl::Now() - signal_time;
+  signalled = true;
+  reader.join();
+  watch_context.TryCancel();
+  watcher.join();
+
+  ASSERT_TRUE(exit_code.has_value()) << "server did not exit";
+  EXPECT_EQ(*exit_code, 0);
+  EXPECT_GE(took, absl::Milliseconds(1500)) << "did not wait for the grace";
+  EXPECT_LT(took, absl::Seconds(10));
+  EXPECT_FALSE(stream_status.ok()) << "a 1M-row slow stream cannot finish";
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_GE(statuses.size(), 2u);
+    EXPECT_EQ(statuses.front(), grpc::health::v1::HealthCheckResponse::SERVING);
+    EXPECT_EQ(statuses.back(),
+              grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  }
+  const std::string log = server.process().Stderr();
+  EXPECT_THAT(log, HasSubstr("received SIGTERM: draining for up to 2s"));
+  EXPECT_THAT(log, HasSubstr("posenc_server stopped after"));
+  // Nothing answers any more.
+  PosencClient::Options quick = ClientTo(server.target());
+  quick.timeout = absl::Seconds(2);
+  EXPECT_EQ(PosencClient(quick).GetTable(Spec(4, 4)).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST(ServerProcessTest, SigintWithShortStream_StreamCompletesThenExitZero) {
+  ServerProcess server({"--grace_seconds=10"});
+  ASSERT_NE(server.port(), 0) << server.process().Stderr();
+  PosencClient client(ClientTo(server.target()));
+  std::atomic<int> rows{0};
+  absl::Status stream_status;
+  std::thread reader([&] {
+    stream_status = client.StreamRows(Spec(64, 40), 0, std::nullopt,
+                                      [&](uint32_t, const Tensor&) {
+                                        ++rows;
+                                        absl::SleepFor(absl::Milliseconds(25));
+                                        return absl::OkStatus();
+                                      });
+  });
+  for (int i = 0; i < 500 && rows < 1; ++i)
+    absl::SleepFor(absl::Milliseconds(10));
+  server.process().Signal(SIGINT);
+  std::optional<int> exit_code = server.process().Wait(absl::Seconds(15));
+  reader.join();
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 0);
+  EXPECT_TRUE(stream_status.ok()) << stream_status;
+  EXPECT_EQ(rows.load(), 40);
+  EXPECT_THAT(server.process().Stderr(), HasSubstr("received SIGINT"));
+}
+
+TEST(ServerProcessTest, InvalidFlag_ExitTwoNamingFlag) {
+  Subprocess server({POSENC_SERVER_PATH, "--max_d=1"}, Temp("bad.out"),
+                    Temp("bad.err"));
+  EXPECT_EQ(server.Wait(absl::Seconds(10)), 2);
+  EXPECT_THAT(server.Stderr(), HasSubstr("--max_d must be 2..1048576, got 1"));
+}
+
+TEST(ServerProcessTest, MalformedListen_ExitTwo) {
+  Subprocess server({POSENC_SERVER_PATH, "--listen=nonsense"},
+                    Temp("listen.out"), Temp("listen.err"));
+  EXPECT_EQ(server.Wait(absl::Seconds(10)), 2);
+  EXPECT_THAT(server.Stderr(), HasSubstr("--listen must be host:port"));
+}
+
+TEST(ServerProcessTest, PortInUse_ExitTwoCannotListen) {
+  ServerProcess first({});
+  ASSERT_NE(first.port(), 0);
+  Subprocess second({POSENC_SERVER_PATH, "--listen=" + first.target()},
+                    Temp("second.out"), Temp("second.err"));
+  EXPECT_EQ(second.Wait(absl::Seconds(10)), 2);
+  EXPECT_THAT(second.Stderr(), HasSubstr("cannot listen on"));
+}
+
+TEST(ServerProcessTest, Help_ListsEveryFlag) {
+  Subprocess help({POSENC_SERVER_PATH, "--helpfull"}, Temp("help.out"),
+                  Temp("help.err"));
+  help.Wait(absl::Seconds(10));
+  const std::string text = help.Stdout() + help.Stderr();
+  for (const char* flag :
+       {"--listen", "--cache_bytes", "--max_d", "--max_len_limit",
+        "--max_rows_per_request", "--max_message_bytes", "--threads",
+        "--grace_seconds"}) {
+    EXPECT_THAT(text, HasSubstr(flag));
+  }
+}
+
+}  // namespace
+}  // namespace posenc::testing

@@ -1,0 +1,137 @@
+#include "core/table_cache.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/barrier.h"
+#include "gtest/gtest.h"
+
+namespace posenc {
+namespace {
+
+TableSpec Spec(uint32_t d, uint32_t max_len, double base = kDefaultBase) {
+  TableSpec spec;
+  spec.d = d;
+  spec.max_len = max_len;
+  spec.base = base;
+  return spec;
+}
+
+TableCache::Options Budget(uint64_t bytes) {
+  TableCache::Options options;
+  options.budget_bytes = bytes;
+  return options;
+}
+
+TEST(TableCacheTest, SecondLookup_HitsSameTable) {
+  TableCache cache(Budget(1 << 20));
+  auto first = cache.GetOrCompute(Spec(16, 100));
+  auto second = cache.GetOrCompute(Spec(16, 100));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first, second);
+  TableCache::Stats stats = cache.GetStats();
+  EXPECT_EQ(stats.misses, 1u);
+  EXPECT_EQ(stats.hits, 1u);
+  EXPECT_EQ(stats.computations, 1u);
+  EXPECT_EQ(stats.entries, 1u);
+  EXPECT_EQ(stats.resident_bytes, 16u * 100 * 4);
+}
+
+TEST(TableCacheTest, GetIfResident_CountsOnlyHits) {
+  TableCache cache(Budget(1 << 20));
+  EXPECT_EQ(cache.GetIfResident(Spec(16, 100)), nullptr);
+  EXPECT_EQ(cache.GetStats().misses, 0u);
+  cache.GetOrCompute(Spec(16, 100));
+  EXPECT_NE(cache.GetIfResident(Spec(16, 100)), nullptr);
+  EXPECT_EQ(cache.GetStats().hits, 1u);
+}
+
+TEST(TableCacheTest, ShorterSpecOfCachedFamily_ServedByLongerTable) {
+  TableCache cache(Budget(1 << 20));
+  auto longer = cache.GetOrCompute(Spec(16, 1000));
+  auto shorter = cache.GetOrCompute(Spec(16, 10));
+  EXPECT_EQ(longer, shorter);
+  EXPECT_EQ(cache.GetStats().hits, 1u);
+  // A different base is a different family.
+  auto other = cache.GetOrCompute(Spec(16, 10, 500));
+  EXPECT_NE(other, longer);
+  EXPECT_EQ(cache.GetStats().computations, 2u);
+}
+
+TEST(TableCacheTest, LongerTableOfFamily_ReplacesShorterOne) {
+  TableCache cache(Budget(1 << 20));
+  cache.GetOrCompute(Spec(16, 10));
+  cache.GetOrCompute(Spec(16, 1000));
+  TableCache::Stats stats = cache.GetStats();
+  EXPECT_EQ(stats.entries, 1u);
+  EXPECT_EQ(stats.resident_bytes, 16u * 1000 * 4);
+}
+
+TEST(TableCacheTest, OverBudget_EvictsLeastRecentlyUsed) {
+  // Each table is 16 * 1000 * 4 = 64000 bytes; the budget holds two.
+  TableCache cache(Budget(130000));
+  auto a = cache.GetOrCompute(Spec(16, 1000, 100));
+  auto b = cache.GetOrCompute(Spec(16, 1000, 200));
+  cache.GetOrCompute(Spec(16, 1000, 100));  // a is now most recent
+  cache.GetOrCompute(Spec(16, 1000, 300));  // evicts b
+  TableCache::Stats stats = cache.GetStats();
+  EXPECT_EQ(stats.evictions, 1u);
+  EXPECT_EQ(stats.entries, 2u);
+  EXPECT_LE(stats.resident_bytes, 130000u);
+  EXPECT_EQ(cache.GetIfResident(Spec(16, 1000, 100)), a);
+  EXPECT_EQ(cache.GetIfResident(Spec(16, 1000, 200)), nullptr);
+  // The evicted table stays valid for whoever still holds it.
+  EXPECT_EQ(b->rows(), 1000u);
+}
+
+TEST(TableCacheTest, TableLargerThanBudget_NotCachedReturnsNull) {
+  TableCache cache(Budget(1 << 20));
+  EXPECT_FALSE(cache.Admits(Spec(512, 1000)));  // 2 MB
+  EXPECT_EQ(cache.GetOrCompute(Spec(512, 1000)), nullptr);
+  TableCache::Stats stats = cache.GetStats();
+  EXPECT_EQ(stats.entries, 0u);
+  EXPECT_EQ(stats.computations, 0u);
+}
+
+TEST(TableCacheTest, ConcurrentMissesOfOneSpec_ComputeOnce) {
+  TableCache cache(Budget(uint64_t{256} << 20));
+  const TableSpec spec = Spec(512, 40000);  // 80 MB: long enough to overlap
+  constexpr int kThreads = 8;
+  absl::Barrier* start = new absl::Barrier(kThreads);
+  std::vector<std::shared_ptr<const Table>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      if (start->Block()) delete start;
+      results[t] = cache.GetOrCompute(spec);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  TableCache::Stats stats = cache.GetStats();
+  EXPECT_EQ(stats.computations, 1u);
+  EXPECT_GT(stats.misses, 1u) << "the threads did not overlap";
+  EXPECT_EQ(stats.hits + stats.misses, uint64_t{kThreads});
+  for (const auto& r : results) EXPECT_EQ(r, results[0]);
+}
+
+TEST(TableCacheTest, ConcurrentDistinctSpecs_StayWithinBudget) {
+  const uint64_t budget = 1 << 20;
+  TableCache cache(Budget(budget));
+  std::atomic<bool> over_budget{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        cache.GetOrCompute(Spec(64, 1000, 2.0 + t * 100 + i));
+        if (cache.GetStats().resident_bytes > budget) over_budget = true;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_FALSE(over_budget);
+  EXPECT_GT(cache.GetStats().evictions, 0u);
+}
+
+}  // namespace
+}  // namespace posenc
