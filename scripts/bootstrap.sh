@@ -13,8 +13,9 @@ build_pkgs=(
 )
 test_pkgs=(
   clang libclang-rt-14-dev clang-format
-  nghttp2-client openssl prometheus procps python3 python3-grpcio python3-protobuf python3-numpy
+  nghttp2-client openssl prometheus procps python3 python3-grpcio python3-protobuf python3-numpy python3-yaml
   golang-go golang-google-grpc-dev golang-google-protobuf-dev protoc-gen-go protoc-gen-go-grpc
+  golang-github-golang-protobuf-1-5-dev
   nodejs
   docker.io debootstrap docker-compose
 )

@@ -1,0 +1,154 @@
+package posenc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"google.golang.org/grpc"
+
+	pb "posenc/client/go/posencv1"
+)
+
+// maxReceiveBytes lets whole tables (64 MiB and more) through.
+const maxReceiveBytes = 1 << 30
+
+// Client is a connection to a posenc server. Safe for concurrent use.
+type Client struct {
+	conn    *grpc.ClientConn
+	stub    pb.PositionalEncodingClient
+	timeout time.Duration
+}
+
+// Option configures Dial.
+type Option func(*options)
+
+type options struct {
+	timeout  time.Duration
+	dialOpts []grpc.DialOption
+}
+
+// WithTimeout sets the deadline of each call (a stream counts as one call)
+// when the caller's context has none. Default 30s.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithDialOptions adds gRPC dial options (credentials, interceptors...).
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(o *options) { o.dialOpts = append(o.dialOpts, opts...) }
+}
+
+// Dial connects (lazily) to target, e.g. "127.0.0.1:50051", in plaintext
+// unless WithDialOptions brings credentials.
+func Dial(target string, opts ...Option) (*Client, error) {
+	o := options{timeout: 30 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	dialOpts := append([]grpc.DialOption{
+		grpc.WithInsecure(), // grpc 1.33 (Debian 12) predates credentials/insecure
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReceiveBytes)),
+	}, o.dialOpts...)
+	conn, err := grpc.Dial(target, dialOpts...)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return &Client{conn: conn, stub: pb.NewPositionalEncodingClient(conn), timeout: o.timeout}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, c.timeout)
+}
+
+// Table returns the whole table, shape [MaxLen, D].
+func (c *Client) Table(ctx context.Context, spec Spec) (*Tensor, error) {
+	ctx, cancel := c.context(ctx)
+	defer cancel()
+	resp, err := c.stub.GetTable(ctx, &pb.GetTableRequest{Spec: spec.proto()})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return fromProto(resp.GetTable())
+}
+
+// Gather returns the rows at positions, in that order (repeats allowed),
+// shape [len(positions), D].
+func (c *Client) Gather(ctx context.Context, spec Spec, positions []uint32) (*Tensor, error) {
+	ctx, cancel := c.context(ctx)
+	defer cancel()
+	resp, err := c.stub.GetRows(ctx, &pb.GetRowsRequest{Spec: spec.proto(), Positions: positions})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return fromProto(resp.GetRows())
+}
+
+// Stats returns the server's cache counters, call counts and limits.
+func (c *Client) Stats(ctx context.Context) (*pb.GetStatsResponse, error) {
+	ctx, cancel := c.context(ctx)
+	defer cancel()
+	resp, err := c.stub.GetStats(ctx, &pb.GetStatsRequest{})
+	return resp, wrap(err)
+}
+
+// Range selects rows [Start, End); a nil End means spec.MaxLen.
+type Range struct {
+	Start uint32
+	End   *uint32
+}
+
+// Rows calls fn for each row of r in order, with its position and a [D]
+// tensor. An error from fn cancels the stream and is returned as is.
+func (c *Client) Rows(ctx context.Context, spec Spec, r Range, fn func(position uint32, row *Tensor) error) error {
+	ctx, cancel := c.context(ctx)
+	defer cancel()
+	stream, err := c.stub.StreamRows(ctx, &pb.StreamRowsRequest{Spec: spec.proto(), Start: r.Start, End: r.End})
+	if err != nil {
+		return wrap(err)
+	}
+	return drain(stream.Recv, func(m *pb.StreamRowsResponse) (uint32, *pb.Tensor) {
+		return m.GetPosition(), m.GetRow()
+	}, fn)
+}
+
+// Batches calls fn for each batch of r in order, with its first position and
+// a [rows, D] tensor. rowsPerBatch 0 lets the server pick (about 64 KiB).
+func (c *Client) Batches(ctx context.Context, spec Spec, r Range, rowsPerBatch uint32, fn func(start uint32, batch *Tensor) error) error {
+	ctx, cancel := c.context(ctx)
+	defer cancel()
+	stream, err := c.stub.StreamBatches(ctx, &pb.StreamBatchesRequest{
+		Spec: spec.proto(), Start: r.Start, End: r.End, RowsPerBatch: rowsPerBatch})
+	if err != nil {
+		return wrap(err)
+	}
+	return drain(stream.Recv, func(m *pb.StreamBatchesResponse) (uint32, *pb.Tensor) {
+		return m.GetStart(), m.GetBatch()
+	}, fn)
+}
+
+// drain reads a server stream to its end, handing each tensor to fn.
+func drain[M any](recv func() (M, error), split func(M) (uint32, *pb.Tensor), fn func(uint32, *Tensor) error) error {
+	for {
+		m, err := recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return wrap(err)
+		}
+		position, proto := split(m)
+		t, err := fromProto(proto)
+		if err != nil {
+			return err
+		}
+		if err := fn(position, t); err != nil {
+			return err
+		}
+	}
+}

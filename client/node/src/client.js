@@ -1,0 +1,134 @@
+'use strict';
+// PosencClient: promise and async-iterator API over @grpc/grpc-js.
+
+const path = require('node:path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const { PosencError } = require('./errors');
+const { specToProto } = require('./spec');
+const { fromProto } = require('./tensor');
+
+// The repository's proto/ folder (this file is client/node/src/client.js).
+const DEFAULT_PROTO_ROOT = path.resolve(__dirname, '..', '..', '..', 'proto');
+
+// Tables can be 64 MiB and more; accept up to 1 GiB per message.
+const MAX_RECEIVE_BYTES = 1 << 30;
+
+function loadService(protoRoot) {
+  const definition = protoLoader.loadSync('posenc/v1/posenc.proto', {
+    includeDirs: [protoRoot],
+    keepCase: false,  // maxLen, rowsPerBatch, ...
+    longs: String,    // uint64 stats counters without precision loss
+    enums: String,    // 'DTYPE_FLOAT32', ...
+    defaults: true,   // unset scalars and repeated fields read as 0 / []
+    oneofs: true,     // proto3 `optional` (StreamRowsRequest.end) presence
+  });
+  return grpc.loadPackageDefinition(definition).posenc.v1.PositionalEncoding;
+}
+
+// uint64 fields of GetStatsResponse, as BigInt.
+function statsFromProto(response) {
+  const big = (object) => Object.fromEntries(Object.entries(object).map(
+    ([key, value]) => [key, typeof value === 'string' && /^\d+$/.test(value) ?
+      BigInt(value) : value]));
+  return {
+    cache: big(response.cache ?? {}),
+    server: big(response.server ?? {}),
+    methods: response.methods.map(big),
+  };
+}
+
+class PosencClient {
+  /**
+   * @param {string} target 'host:port' of the server
+   * @param {object} [options]
+   * @param {number} [options.timeoutMs=30000] deadline of each call (a
+   *     stream counts as one call); every method takes { timeoutMs } too
+   * @param {grpc.ChannelCredentials} [options.credentials] default plaintext
+   * @param {string} [options.protoRoot] folder holding posenc/v1/posenc.proto
+   */
+  constructor(target, options = {}) {
+    const Service = loadService(options.protoRoot ?? DEFAULT_PROTO_ROOT);
+    this.timeoutMs = options.timeoutMs ?? 30000;
+    this.stub = new Service(
+      target, options.credentials ?? grpc.credentials.createInsecure(),
+      { 'grpc.max_receive_message_length': MAX_RECEIVE_BYTES });
+  }
+
+  close() {
+    this.stub.close();
+  }
+
+  /** The whole table: { dtype, shape: [maxLen, d], data, bytes }. */
+  async table(spec, options) {
+    const response = await this.unary(
+      'getTable', { spec: specToProto(spec) }, options);
+    return fromProto(response.table);
+  }
+
+  /** Rows at `positions` in that order (repeats allowed), shape [n, d]. */
+  async gather(spec, positions, options) {
+    const response = await this.unary(
+      'getRows', { spec: specToProto(spec), positions }, options);
+    return fromProto(response.rows);
+  }
+
+  /** Cache counters, call counts and limits; uint64 values as BigInt. */
+  async stats(options) {
+    return statsFromProto(await this.unary('getStats', {}, options));
+  }
+
+  /**
+   * Async iterator of { position, row } (row shape [d]) over [start, end).
+   * @param {{start?: number, end?: number, timeoutMs?: number}} [range]
+   */
+  async *rows(spec, { start = 0, end, timeoutMs } = {}) {
+    const request = { spec: specToProto(spec), start };
+    if (end !== undefined) request.end = end;
+    for await (const message of this.stream('streamRows', request, timeoutMs)) {
+      yield { position: message.position, row: fromProto(message.row) };
+    }
+  }
+
+  /**
+   * Async iterator of { start, batch } (batch shape [rows, d]) over
+   * [start, end); rowsPerBatch 0 lets the server pick (about 64 KiB).
+   */
+  async *batches(spec, { start = 0, end, rowsPerBatch = 0, timeoutMs } = {}) {
+    const request = { spec: specToProto(spec), start, rowsPerBatch };
+    if (end !== undefined) request.end = end;
+    for await (const message of
+               this.stream('streamBatches', request, timeoutMs)) {
+      yield { start: message.start, batch: fromProto(message.batch) };
+    }
+  }
+
+  deadline(timeoutMs) {
+    return Date.now() + (timeoutMs ?? this.timeoutMs);
+  }
+
+  unary(method, request, { timeoutMs } = {}) {
+    return new Promise((resolve, reject) => {
+      this.stub[method](request, { deadline: this.deadline(timeoutMs) },
+                        (error, response) => {
+                          if (error) reject(PosencError.from(error));
+                          else resolve(response);
+                        });
+    });
+  }
+
+  async *stream(method, request, timeoutMs) {
+    const call = this.stub[method](
+      request, { deadline: this.deadline(timeoutMs) });
+    try {
+      for await (const message of call) yield message;
+    } catch (error) {
+      throw PosencError.from(error);
+    } finally {
+      call.cancel();  // no-op once finished; frees an abandoned stream
+    }
+  }
+}
+
+module.exports = { PosencClient };

@@ -1,0 +1,8 @@
+'use strict';
+// posenc: Node client of the posenc.v1.PositionalEncoding gRPC service.
+
+const { PosencClient } = require('./client');
+const { PosencError } = require('./errors');
+const { bfloat16ToNumber, float16ToNumber } = require('./tensor');
+
+module.exports = { PosencClient, PosencError, bfloat16ToNumber, float16ToNumber };

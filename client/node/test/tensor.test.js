@@ -1,0 +1,34 @@
+'use strict';
+const assert = require('node:assert/strict');
+const test = require('node:test');
+
+const { fromProto, float16ToNumber, bfloat16ToNumber } = require('../src/tensor');
+const { specToProto } = require('../src/spec');
+
+test('float32 tensors decode little-endian, aligned or not', () => {
+  const bytes = Buffer.from([0xff, 0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]).subarray(1);
+  const t = fromProto({ dtype: 'DTYPE_FLOAT32', shape: [1, 2], data: bytes });
+  assert.equal(t.dtype, 'float32');
+  assert.deepEqual(t.shape, [1, 2]);
+  assert.deepEqual(Array.from(t.data), [1, -2]);
+});
+
+test('a size that does not match the shape is rejected', () => {
+  assert.throws(() => fromProto(
+      { dtype: 'DTYPE_FLOAT64', shape: [2], data: Buffer.alloc(8) }), /needs 16 bytes/);
+});
+
+test('half types decode exactly', () => {
+  assert.equal(float16ToNumber(0x3c00), 1);
+  assert.equal(float16ToNumber(0x0001), 2 ** -24);
+  assert.equal(float16ToNumber(0xc000), -2);
+  assert.equal(bfloat16ToNumber(0x3f80), 1);
+  assert.equal(bfloat16ToNumber(0xbf40), -0.75);
+});
+
+test('specs default like the server and reject unknown names', () => {
+  assert.deepEqual(specToProto({ d: 4, maxLen: 8 }), {
+    d: 4, base: 0, maxLen: 8, dtype: 'DTYPE_FLOAT32',
+    layout: 'LAYOUT_INTERLEAVED', frequency: 'FREQUENCY_PAPER' });
+  assert.throws(() => specToProto({ d: 4, maxLen: 8, dtype: 'int8' }), TypeError);
+});

@@ -1,0 +1,116 @@
+"""Client: one channel to a posenc server; every call returns numpy arrays."""
+
+from typing import Iterable, Iterator, Optional, Tuple
+
+import grpc
+import numpy as np
+
+from posenc.errors import PosencError
+from posenc.spec import TableSpec
+from posenc.tensor import to_numpy
+from posenc.v1 import posenc_pb2
+from posenc.v1 import posenc_pb2_grpc
+
+# Tables can be 64 MiB and more; accept up to 1 GiB per message.
+_MAX_RECEIVE_BYTES = 1 << 30
+
+
+class Client:
+    """A posenc.v1.PositionalEncoding client.
+
+    Args:
+      target: "host:port" (or any gRPC target) of the server.
+      timeout: default deadline of each call in seconds; a stream counts as
+        one call. Each method also takes timeout= to override it.
+      credentials: grpc.ChannelCredentials; None means plaintext.
+
+    Every method raises PosencError (code + message) when the call fails.
+    Arrays are read-only views over the received bytes (np.frombuffer): copy
+    them to write. bfloat16 tables come back as uint16 bits; widen them with
+    posenc.bfloat16_bits_to_float32. Thread-safe; use as a context manager or
+    call close().
+    """
+
+    def __init__(self, target: str, timeout: float = 30.0,
+                 credentials: Optional[grpc.ChannelCredentials] = None):
+        options = [("grpc.max_receive_message_length", _MAX_RECEIVE_BYTES)]
+        if credentials is None:
+            self._channel = grpc.insecure_channel(target, options=options)
+        else:
+            self._channel = grpc.secure_channel(target, credentials,
+                                                options=options)
+        self._stub = posenc_pb2_grpc.PositionalEncodingStub(self._channel)
+        self._timeout = timeout
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def table(self, spec: TableSpec, timeout: Optional[float] = None
+              ) -> np.ndarray:
+        """The whole table, shape (max_len, d)."""
+        response = self._unary(self._stub.GetTable,
+                               posenc_pb2.GetTableRequest(spec=spec.to_proto()),
+                               timeout)
+        return to_numpy(response.table)
+
+    def rows(self, spec: TableSpec, start: int = 0, end: Optional[int] = None,
+             timeout: Optional[float] = None
+             ) -> Iterator[Tuple[int, np.ndarray]]:
+        """Yields (position, row of shape (d,)) for rows [start, end)."""
+        request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(),
+                                               start=start)
+        if end is not None:
+            request.end = end
+        for message in self._stream(self._stub.StreamRows, request, timeout):
+            yield message.position, to_numpy(message.row)
+
+    def batches(self, spec: TableSpec, start: int = 0,
+                end: Optional[int] = None, rows_per_batch: int = 0,
+                timeout: Optional[float] = None
+                ) -> Iterator[Tuple[int, np.ndarray]]:
+        """Yields (first position, batch of shape (rows, d)) over [start, end).
+
+        rows_per_batch=0 lets the server pick about 64 KiB per message.
+        """
+        request = posenc_pb2.StreamBatchesRequest(
+            spec=spec.to_proto(), start=start, rows_per_batch=rows_per_batch)
+        if end is not None:
+            request.end = end
+        for message in self._stream(self._stub.StreamBatches, request,
+                                    timeout):
+            yield message.start, to_numpy(message.batch)
+
+    def gather(self, spec: TableSpec, positions: Iterable[int],
+               timeout: Optional[float] = None) -> np.ndarray:
+        """Rows at `positions` in that order (repeats allowed), (n, d)."""
+        request = posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
+                                            positions=list(positions))
+        return to_numpy(self._unary(self._stub.GetRows, request,
+                                    timeout).rows)
+
+    def stats(self, timeout: Optional[float] = None
+              ) -> posenc_pb2.GetStatsResponse:
+        """Cache counters, per-method call counts and the server's limits."""
+        return self._unary(self._stub.GetStats,
+                           posenc_pb2.GetStatsRequest(), timeout)
+
+    def _unary(self, method, request, timeout):
+        try:
+            return method(request, timeout=timeout or self._timeout)
+        except grpc.RpcError as error:
+            raise PosencError.from_rpc_error(error) from None
+
+    def _stream(self, method, request, timeout):
+        call = method(request, timeout=timeout or self._timeout)
+        try:
+            yield from call
+        except grpc.RpcError as error:
+            raise PosencError.from_rpc_error(error) from None
+        finally:
+            call.cancel()  # no-op once finished; frees an abandoned stream

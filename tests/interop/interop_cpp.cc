@@ -1,0 +1,160 @@
+// Runs the interop script (tests/interop/SCRIPT.md) with the C++ client
+// library (client/posenc_client.h) and prints one line per call.
+//
+// Usage: posenc_interop_cpp HOST:PORT
+#include <openssl/sha.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/posenc_client.h"
+#include "client/tensor.h"
+#include "core/table_spec.h"
+
+namespace {
+
+using posenc::DType;
+using posenc::Frequency;
+using posenc::Layout;
+using posenc::TableSpec;
+using posenc::Tensor;
+
+TableSpec Spec(uint32_t d, uint32_t max_len, double base = 10000,
+               DType dtype = DType::kFloat32,
+               Layout layout = Layout::kInterleaved,
+               Frequency frequency = Frequency::kPaper) {
+  TableSpec spec;
+  spec.d = d;
+  spec.max_len = max_len;
+  spec.base = base;
+  spec.dtype = dtype;
+  spec.layout = layout;
+  spec.frequency = frequency;
+  return spec;
+}
+
+std::string Sha256Hex(const std::string& bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
+         digest);
+  std::string hex;
+  char buf[3];
+  for (unsigned char b : digest) {
+    std::snprintf(buf, sizeof(buf), "%02x", b);
+    hex += buf;
+  }
+  return hex;
+}
+
+// "<rpc> <name> <dtype> <rows>x<d> sha256=<hex>", or the error code name.
+void PrintPayload(const char* rpc, const char* name, const absl::Status& status,
+                  DType dtype, size_t rows, uint32_t d,
+                  const std::string& bytes) {
+  if (!status.ok()) {
+    std::printf("%s %s %s\n", rpc, name,
+                absl::StatusCodeToString(status.code()).c_str());
+    return;
+  }
+  std::printf("%s %s %s %zux%u sha256=%s\n", rpc, name,
+              posenc::DTypeName(dtype), rows, d, Sha256Hex(bytes).c_str());
+}
+
+void PrintTensor(const char* rpc, const char* name,
+                 const absl::StatusOr<Tensor>& tensor) {
+  if (!tensor.ok()) {
+    PrintPayload(rpc, name, tensor.status(), DType::kFloat32, 0, 0, "");
+  } else {
+    PrintPayload(rpc, name, absl::OkStatus(), tensor->dtype, tensor->shape[0],
+                 tensor->shape[1], tensor->data);
+  }
+}
+
+// Concatenates the payloads of a stream (rows or batches).
+struct Collected {
+  std::string bytes;
+  size_t rows = 0;
+  DType dtype = DType::kFloat32;
+
+  posenc::PosencClient::RowsCallback Callback() {
+    return [this](uint32_t, const Tensor& part) {
+      bytes += part.data;
+      rows += part.shape.size() == 1 ? 1 : part.shape[0];
+      dtype = part.dtype;
+      return absl::OkStatus();
+    };
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s HOST:PORT\n", argv[0]);
+    return 2;
+  }
+  posenc::PosencClient::Options options;
+  options.target = argv[1];
+  options.timeout = absl::Seconds(20);
+  posenc::PosencClient client(options);
+
+  PrintTensor("GetTable", "d4_f32", client.GetTable(Spec(4, 16)));
+  PrintTensor("GetTable", "d512_f64_concat",
+              client.GetTable(Spec(512, 40, 500.5, DType::kFloat64,
+                                   Layout::kConcatSinCos)));
+  PrintTensor("GetTable", "d1024_f16_t2t",
+              client.GetTable(Spec(1024, 24, 1e6, DType::kFloat16,
+                                   Layout::kInterleaved, Frequency::kT2T)));
+  PrintTensor("GetTable", "d64_bf16_cossin",
+              client.GetTable(Spec(64, 100, 10000, DType::kBFloat16,
+                                   Layout::kConcatCosSin)));
+
+  Collected rows;
+  absl::Status status =
+      client.StreamRows(Spec(512, 64), 5, 37, rows.Callback());
+  PrintPayload("StreamRows", "d512_f32_5_37", status, rows.dtype, rows.rows,
+               512, rows.bytes);
+  Collected batches;
+  status = client.StreamBatches(Spec(256, 128, 10000, DType::kBFloat16,
+                                     Layout::kInterleaved, Frequency::kT2T),
+                                3, 100, 7, batches.Callback());
+  PrintPayload("StreamBatches", "d256_bf16_t2t_3_100_by7", status,
+               batches.dtype, batches.rows, 256, batches.bytes);
+  const std::vector<uint32_t> positions = {9, 0, 9, 63, 1, 2, 2, 40};
+  PrintTensor("GetRows", "d128_f16_concat",
+              client.GetRows(
+                  Spec(128, 64, 1234.5, DType::kFloat16, Layout::kConcatSinCos),
+                  positions));
+
+  PrintTensor("GetTable", "odd_d", client.GetTable(Spec(5, 8)));
+  const std::vector<uint32_t> past_end = {3, 16};
+  PrintTensor("GetRows", "past_max_len", client.GetRows(Spec(4, 16), past_end));
+  PrintTensor("GetTable", "over_max_message", client.GetTable(Spec(1024, 512)));
+
+  absl::StatusOr<posenc::v1::GetStatsResponse> stats = client.GetStats();
+  if (stats.ok()) {
+    std::printf(
+        "GetStats max_message_bytes %llu\n",
+        static_cast<unsigned long long>(stats->server().max_message_bytes()));
+  } else {
+    std::printf("GetStats %s\n",
+                absl::StatusCodeToString(stats.status().code()).c_str());
+  }
+
+  const std::vector<uint32_t> two = {2};
+  absl::StatusOr<Tensor> example = client.GetRows(Spec(4, 16), two);
+  if (!example.ok()) {
+    std::printf("Example d4_pos2 %s\n",
+                absl::StatusCodeToString(example.status().code()).c_str());
+    return 0;
+  }
+  std::printf("Example d4_pos2");
+  for (float v : example->values<float>()) std::printf(" %.4f", v);
+  std::printf("\n");
+  return 0;
+}

@@ -1,0 +1,89 @@
+'use strict';
+// Runs the interop script (tests/interop/SCRIPT.md) with the Node client and
+// prints one line per call.
+// Usage: node interop_node.js HOST:PORT [CLIENT_DIR]
+
+const crypto = require('node:crypto');
+const path = require('node:path');
+
+const clientDir = process.argv[3] ??
+    path.resolve(__dirname, '..', '..', 'client', 'node');
+const { PosencClient, PosencError } = require(clientDir);
+
+function sha256(buffers) {
+  const hash = crypto.createHash('sha256');
+  for (const b of buffers) hash.update(b);
+  return hash.digest('hex');
+}
+
+function payloadLine(rpc, name, dtype, rows, d, buffers) {
+  console.log(`${rpc} ${name} ${dtype} ${rows}x${d} sha256=${sha256(buffers)}`);
+}
+
+async function tensorLine(rpc, name, promise) {
+  try {
+    const t = await promise;
+    payloadLine(rpc, name, t.dtype, t.shape[0], t.shape[1], [t.bytes]);
+  } catch (error) {
+    if (!(error instanceof PosencError)) throw error;
+    console.log(`${rpc} ${name} ${error.codeName}`);
+  }
+}
+
+async function main() {
+  const client = new PosencClient(process.argv[2], { timeoutMs: 20000 });
+  try {
+    await tensorLine('GetTable', 'd4_f32', client.table({ d: 4, maxLen: 16 }));
+    await tensorLine('GetTable', 'd512_f64_concat', client.table({
+      d: 512, base: 500.5, maxLen: 40, dtype: 'float64',
+      layout: 'concat_sin_cos' }));
+    await tensorLine('GetTable', 'd1024_f16_t2t', client.table({
+      d: 1024, base: 1e6, maxLen: 24, dtype: 'float16', frequency: 't2t' }));
+    await tensorLine('GetTable', 'd64_bf16_cossin', client.table({
+      d: 64, maxLen: 100, dtype: 'bfloat16', layout: 'concat_cos_sin' }));
+
+    const rows = [];
+    let dtype;
+    for await (const { row } of client.rows({ d: 512, maxLen: 64 },
+                                            { start: 5, end: 37 })) {
+      rows.push(row.bytes);
+      dtype = row.dtype;
+    }
+    payloadLine('StreamRows', 'd512_f32_5_37', dtype, rows.length, 512, rows);
+    const batches = [];
+    let count = 0;
+    for await (const { batch } of client.batches(
+        { d: 256, maxLen: 128, dtype: 'bfloat16', frequency: 't2t' },
+        { start: 3, end: 100, rowsPerBatch: 7 })) {
+      batches.push(batch.bytes);
+      count += batch.shape[0];
+      dtype = batch.dtype;
+    }
+    payloadLine('StreamBatches', 'd256_bf16_t2t_3_100_by7', dtype, count, 256,
+                batches);
+    await tensorLine('GetRows', 'd128_f16_concat', client.gather(
+        { d: 128, base: 1234.5, maxLen: 64, dtype: 'float16',
+          layout: 'concat_sin_cos' },
+        [9, 0, 9, 63, 1, 2, 2, 40]));
+
+    await tensorLine('GetTable', 'odd_d', client.table({ d: 5, maxLen: 8 }));
+    await tensorLine('GetRows', 'past_max_len',
+                     client.gather({ d: 4, maxLen: 16 }, [3, 16]));
+    await tensorLine('GetTable', 'over_max_message',
+                     client.table({ d: 1024, maxLen: 512 }));
+
+    const stats = await client.stats();
+    console.log(`GetStats max_message_bytes ${stats.server.maxMessageBytes}`);
+
+    const example = await client.gather({ d: 4, maxLen: 16 }, [2]);
+    console.log(['Example', 'd4_pos2',
+                 ...Array.from(example.data, (v) => v.toFixed(4))].join(' '));
+  } finally {
+    client.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Runs the interop script (SCRIPT.md) with the Python client.
+
+Usage: /usr/bin/python3 interop_py.py HOST:PORT
+(posenc and its generated posenc.v1 must be importable, see PYTHONPATH).
+"""
+
+import hashlib
+import sys
+
+import numpy as np
+
+import posenc
+
+DTYPE_NAMES = {np.dtype("<f4"): "float32", np.dtype("<f8"): "float64",
+               np.dtype("<f2"): "float16", np.dtype("<u2"): "bfloat16"}
+
+
+def line(rpc, name, array):
+    rows, d = array.shape
+    digest = hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+    print(f"{rpc} {name} {DTYPE_NAMES[array.dtype]} {rows}x{d} "
+          f"sha256={digest}")
+
+
+def error_line(rpc, name, call):
+    try:
+        call()
+        print(f"{rpc} {name} OK")
+    except posenc.PosencError as error:
+        print(f"{rpc} {name} {error.code_name}")
+
+
+def main():
+    with posenc.Client(sys.argv[1], timeout=20) as client:
+        T = posenc.TableSpec
+        line("GetTable", "d4_f32", client.table(T(d=4, max_len=16)))
+        line("GetTable", "d512_f64_concat", client.table(
+            T(d=512, base=500.5, max_len=40, dtype="float64",
+              layout="concat_sin_cos")))
+        line("GetTable", "d1024_f16_t2t", client.table(
+            T(d=1024, base=1e6, max_len=24, dtype="float16",
+              frequency="t2t")))
+        line("GetTable", "d64_bf16_cossin", client.table(
+            T(d=64, max_len=100, dtype="bfloat16", layout="concat_cos_sin")))
+
+        spec = T(d=512, max_len=64)
+        line("StreamRows", "d512_f32_5_37", np.stack(
+            [row for _, row in client.rows(spec, start=5, end=37)]))
+        spec = T(d=256, max_len=128, dtype="bfloat16", frequency="t2t")
+        line("StreamBatches", "d256_bf16_t2t_3_100_by7", np.concatenate(
+            [b for _, b in client.batches(spec, start=3, end=100,
+                                          rows_per_batch=7)]))
+        spec = T(d=128, base=1234.5, max_len=64, dtype="float16",
+                 layout="concat_sin_cos")
+        line("GetRows", "d128_f16_concat",
+             client.gather(spec, [9, 0, 9, 63, 1, 2, 2, 40]))
+
+        error_line("GetTable", "odd_d", lambda: client.table(T(d=5, max_len=8)))
+        error_line("GetRows", "past_max_len",
+                   lambda: client.gather(T(d=4, max_len=16), [3, 16]))
+        error_line("GetTable", "over_max_message",
+                   lambda: client.table(T(d=1024, max_len=512)))
+
+        limit = client.stats().server.max_message_bytes
+        print(f"GetStats max_message_bytes {limit}")
+
+        row = client.gather(T(d=4, max_len=16), [2])[0]
+        print("Example d4_pos2 " + " ".join(f"{v:.4f}" for v in row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""The interop test: C++, Python, Go and Node clients against one server.
+
+Starts posenc_server on a free 127.0.0.1 port with a 1 MiB message limit,
+runs the same script of calls (SCRIPT.md) in each language and asserts that
+every language prints exactly the lines of tests/golden/interop.txt, the
+transcript computed by make_golden with MPFR, and that the worked example
+d=4 pos=2 is (0.9093, -0.4161, 0.0200, 0.9998) within 1e-4. With
+--make-golden it also checks that the committed goldens are current.
+
+Every step has a timeout and the server is stopped on every exit path (and
+dies with this process, via PR_SET_PDEATHSIG).
+"""
+
+import argparse
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"  # Debian's, with python3-grpcio
+EXAMPLE = (0.9093, -0.4161, 0.0200, 0.9998)
+SERVER_START_SECONDS = 20
+CLIENT_SECONDS = 40
+
+
+def die_with_parent():
+    """preexec_fn: the child gets SIGTERM if this harness dies."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class Server:
+    """posenc_server on 127.0.0.1:0; the port is read from its log line."""
+
+    def __init__(self, binary, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "wb")
+        self.process = subprocess.Popen(
+            [binary, "--listen=127.0.0.1:0", "--max_message_bytes=1048576",
+             "--grace_seconds=1"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            preexec_fn=die_with_parent)
+
+    def wait_for_port(self):
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while time.monotonic() < deadline:
+            with open(self.log_path, "rb") as f:
+                match = re.search(rb"listening on \S+ \(port (\d+)\)", f.read())
+            if match:
+                return int(match.group(1))
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise RuntimeError("server did not start:\n" + self.tail())
+
+    def tail(self):
+        with open(self.log_path, "rb") as f:
+            return f.read()[-4000:].decode(errors="replace")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        self.log.close()
+
+
+def run(name, argv, env=None, timeout=CLIENT_SECONDS):
+    """stdout lines of a client run; raises on failure or timeout."""
+    try:
+        result = subprocess.run(argv, capture_output=True, timeout=timeout,
+                                env=env, stdin=subprocess.DEVNULL,
+                                preexec_fn=die_with_parent)
+    except subprocess.TimeoutExpired as error:
+        raise RuntimeError(f"{name}: timed out after {timeout}s") from error
+    if result.returncode != 0:
+        raise RuntimeError(f"{name}: exit {result.returncode}\n"
+                           + result.stderr.decode(errors="replace")[-4000:])
+    return result.stdout.decode().splitlines()
+
+
+def check_example(language, lines):
+    """The worked example line holds within 1e-4; returns a failure or None."""
+    example = [l for l in lines if l.startswith("Example d4_pos2 ")]
+    if len(example) != 1:
+        return f"{language}: no Example line"
+    values = [float(v) for v in example[0].split()[2:]]
+    if len(values) != 4 or any(abs(a - b) > 1e-4
+                               for a, b in zip(values, EXAMPLE)):
+        return f"{language}: example {values} != {EXAMPLE} (+-1e-4)"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--cpp", required=True)
+    parser.add_argument("--python-path", required=True)
+    parser.add_argument("--go", required=True)
+    parser.add_argument("--node-dir", required=True)
+    parser.add_argument("--golden", required=True)
+    parser.add_argument("--make-golden")
+    args = parser.parse_args()
+
+    with open(args.golden) as f:
+        golden = f.read().splitlines()
+    failures = []
+    if args.make_golden:
+        fresh = run("make_golden", [args.make_golden], timeout=60)
+        if fresh != golden:
+            failures.append(f"{args.golden} is stale: regenerate it with "
+                            "`ninja -C build posenc_regen_golden`")
+
+    subprocess.run([os.path.join(args.node_dir, "install_deps.sh")],
+                   check=True, timeout=120, stdin=subprocess.DEVNULL)
+
+    with tempfile.TemporaryDirectory(prefix="posenc-interop-") as tmp:
+        server = Server(args.server, os.path.join(tmp, "server.log"))
+        try:
+            target = f"127.0.0.1:{server.wait_for_port()}"
+            py_env = dict(os.environ, PYTHONPATH=args.python_path)
+            outputs = {
+                "cpp": run("cpp", [args.cpp, target]),
+                "python": run("python", [PYTHON, os.path.join(
+                    HERE, "interop_py.py"), target], env=py_env),
+                "go": run("go", [args.go, target]),
+                "node": run("node", ["node", os.path.join(
+                    HERE, "interop_node.js"), target, args.node_dir]),
+            }
+        except Exception:
+            print("server log:\n" + server.tail(), file=sys.stderr)
+            raise
+        finally:
+            server.stop()
+
+    print(f"{'golden':8} " + "\n         ".join(golden))
+    for language, lines in outputs.items():
+        if lines != outputs["cpp"]:
+            failures.append(f"{language} disagrees with cpp")
+        if len(lines) != len(golden):
+            failures.append(f"{language}: {len(lines)} lines, golden has "
+                            f"{len(golden)}")
+        for got, want in zip(lines, golden):
+            if got != want:
+                failures.append(f"{language}: got  {got}\n"
+                                f"{' ' * len(language)}  want {want}")
+        failure = check_example(language, lines)
+        if failure:
+            failures.append(failure)
+    for language, lines in outputs.items():
+        same = sum(g == w for g, w in zip(lines, golden))
+        print(f"{language:8} {same}/{len(golden)} lines equal the goldens")
+
+    checks = len(outputs) * (len(golden) + 3) + (1 if args.make_golden else 0)
+    for failure in failures:
+        print("FAIL " + failure)
+    print(f"interop: {checks - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
