@@ -106,6 +106,8 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     pool_->Post([this] {
       if (std::shared_ptr<const Table> table = cache_->GetOrCompute(spec_)) {
         table_slice_ = TableSlice(std::move(table));
+      } else {
+        plan_ = std::make_unique<EncodingPlan>(spec_);  // once per stream
       }
       WriteNext();
     });
@@ -135,7 +137,7 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     }
     pool_->Post([this, rows, row_bytes] {
       grpc::Slice data = NewSlice(rows * row_bytes);
-      ComputeRows(spec_, next_, rows, MutableData(data));
+      ComputeRows(*plan_, next_, rows, MutableData(data));
       Send(rows, std::move(data));
     });
   }
@@ -167,6 +169,7 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   uint32_t end_ = 0;
   uint32_t rows_per_message_ = 1;
   std::optional<grpc::Slice> table_slice_;  // set when served from the cache
+  std::unique_ptr<EncodingPlan> plan_;      // set when computed per message
   grpc::ByteBuffer message_;                // the write in flight
 };
 
