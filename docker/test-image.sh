@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Builds the posenc image with docker/Dockerfile and tests it for real:
+# health through the published port, the worked example (d=4, pos=2), the
+# HEALTHCHECK, a non-root PID-1 server, and a graceful `docker stop` (exit 0
+# and the drain log lines). Starts a Docker engine if none answers (and stops
+# it at the end) and builds the debian:bookworm-slim base with debootstrap if
+# it is missing (no registry needed).
+# Usage: docker/test-image.sh [PATH/TO/posenc CLI]   (root; exit 77 = skipped)
+set -euo pipefail
+
+readonly SKIP=77
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cli="${1:-${POSENC_CLI:-$repo/build/client/posenc}}"
+image="${POSENC_TEST_IMAGE:-posenc:test}"
+base="debian:bookworm-slim"
+max_image_mb="${POSENC_MAX_IMAGE_MB:-120}"
+container="posenc-test-$$"
+work="$(mktemp -d /tmp/posenc-test-image.XXXXXX)"
+started_dockerd=""
+start_time=$SECONDS
+
+log() { printf '[test-image %4ds] %s\n' "$((SECONDS - start_time))" "$*"; }
+fail() {
+  log "FAIL: $*"
+  exit 1
+}
+skip() {
+  log "SKIP: $*"
+  exit "$SKIP"
+}
+
+cleanup() {
+  local status=$?
+  docker rm -f "$container" >/dev/null 2>&1 || true
+  if [[ -n "$started_dockerd" ]]; then
+    log "stopping the dockerd this script started (pid $started_dockerd)"
+    kill -TERM "$started_dockerd" 2>/dev/null || true
+    for _ in $(seq 1 60); do
+      kill -0 "$started_dockerd" 2>/dev/null || break
+      sleep 0.5
+    done
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+# Polls COMMAND... every second until it succeeds or SECONDS_LIMIT pass.
+wait_for() {
+  local limit="$1"
+  shift
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+
+[[ $(id -u) -eq 0 ]] || skip "needs root (to run dockerd and debootstrap)"
+for tool in docker dockerd; do
+  command -v "$tool" >/dev/null || skip "$tool is not installed (Debian: docker.io)"
+done
+[[ -x "$cli" ]] || fail "no posenc CLI at $cli (build it: ninja posenc)"
+
+# ---- engine ----------------------------------------------------------------
+if ! timeout 10 docker info >/dev/null 2>&1; then
+  log "no Docker engine answers: starting dockerd"
+  dockerd --storage-driver overlay2 >"$work/dockerd.log" 2>&1 &
+  started_dockerd=$!
+  if ! wait_for 60 timeout 5 docker info; then
+    tail -n 20 "$work/dockerd.log" >&2
+    fail "dockerd did not answer within 60s"
+  fi
+fi
+log "engine: Docker $(docker version -f '{{.Server.Version}}')"
+
+# ---- base image ------------------------------------------------------------
+if ! docker image inspect "$base" >/dev/null 2>&1; then
+  command -v debootstrap >/dev/null ||
+    skip "$base is missing and debootstrap is not installed"
+  log "building $base with debootstrap"
+  timeout 600 "$repo/docker/make-base-image.sh" "$base" ||
+    fail "could not build $base"
+fi
+
+# ---- image -----------------------------------------------------------------
+log "docker build -f docker/Dockerfile -t $image (log: $work/build.log)"
+if ! timeout 1200 docker build -f "$repo/docker/Dockerfile" -t "$image" \
+  "$repo" >"$work/build.log" 2>&1; then
+  tail -n 40 "$work/build.log" >&2
+  fail "docker build failed"
+fi
+grep -m1 '^runtime packages:' "$work/build.log" | sed 's/^/  /' || true
+size_bytes="$(docker image inspect -f '{{.Size}}' "$image")"
+size_mb=$((size_bytes / 1000000))
+log "image $image: $size_mb MB ($size_bytes bytes)"
+((size_mb <= max_image_mb)) || fail "image is $size_mb MB, over $max_image_mb MB"
+user="$(docker image inspect -f '{{.Config.User}}' "$image")"
+[[ -n "$user" && "${user%%:*}" != "0" && "${user%%:*}" != "root" ]] ||
+  fail "image runs as root (User='$user')"
+
+# ---- run ---------------------------------------------------------------------
+docker run -d --name "$container" -p 127.0.0.1::50051 "$image" \
+  --cache_bytes=67108864 >/dev/null
+port="$(docker port "$container" 50051/tcp | head -n 1)"
+port="${port##*:}"
+[[ "$port" =~ ^[0-9]+$ ]] || fail "no published port for 50051 ($port)"
+target="127.0.0.1:$port"
+log "container $container publishes 50051 on $target"
+
+# (1) Health through the published port, with the C++ CLI.
+if ! wait_for 60 "$cli" health --target "$target" --timeout 2; then
+  docker logs "$container" >&2 || true
+  fail "not SERVING on $target within 60s"
+fi
+log "(1) $("$cli" health --target "$target" --timeout 5) on $target"
+
+pid1="$(docker exec "$container" cat /proc/1/comm)"
+[[ "$pid1" == "posenc_server" ]] || fail "PID 1 is '$pid1', not posenc_server"
+uid="$(docker exec "$container" id -u)"
+[[ "$uid" != "0" ]] || fail "server runs as root"
+log "    PID 1 is $pid1, uid $uid"
+
+# (2) The worked example: d=4, pos=2 -> 0.9093 -0.4161 0.0200 0.9998.
+row="$("$cli" gather --target "$target" --timeout 10 --d 4 --max-len 8 \
+  --positions 2)"
+log "(2) gather d=4 max_len=8 positions=2 -> $row"
+awk -F, -v want="0.9093,-0.4161,0.0200,0.9998" '
+  BEGIN { n = split(want, w, ",") }
+  NR == 1 {
+    if (NF != n) exit 1
+    for (i = 1; i <= n; i++) {
+      diff = $i - w[i]
+      if (diff < -0.00005 || diff > 0.00005) exit 1
+    }
+    ok = 1
+  }
+  END { exit ok ? 0 : 1 }' <<<"$row" || fail "worked example: got '$row'"
+
+# The image's own HEALTHCHECK (the in-image CLI) reports healthy.
+health_status() {
+  [[ "$(docker inspect -f '{{.State.Health.Status}}' "$container")" == healthy ]]
+}
+wait_for 60 health_status ||
+  fail "HEALTHCHECK not healthy within 60s: $(docker inspect -f '{{json .State.Health}}' "$container")"
+log "    HEALTHCHECK: healthy"
+
+# (3) docker stop sends SIGTERM to PID 1: health NOT_SERVING, drain, exit 0.
+log "(3) docker stop -t 30"
+timeout 60 docker stop -t 30 "$container" >/dev/null || fail "docker stop failed"
+exit_code="$(docker inspect -f '{{.State.ExitCode}}' "$container")"
+docker logs "$container" >"$work/server.log" 2>&1
+sed 's/^/    | /' "$work/server.log"
+[[ "$exit_code" == 0 ]] || fail "server exited $exit_code, not 0"
+grep -q 'received SIGTERM: draining' "$work/server.log" || fail "no drain line in the logs"
+grep -q 'posenc_server stopped after' "$work/server.log" || fail "no stop line in the logs"
+
+log "PASS: image $image ($size_mb MB) serves, answers the worked example and stops cleanly"

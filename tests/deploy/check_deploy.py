@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""Offline checks that posenc's deployment files agree with each other.
+
+Parses deploy/k8s/*.yaml (PyYAML), renders docker/compose.yaml with
+`docker-compose config`, and reads docker/Dockerfile, then checks: gRPC
+probes, ports consistent with the Services and the image, resources that fit
+--cache_bytes, the HPA target, one image name everywhere, and a Dockerfile the
+classic builder can build. Usage: check_deploy.py REPO_ROOT
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+GRPC_PORT = 50051
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def quantity_bytes(text):
+    """Kubernetes memory quantity ("1Gi", "768Mi", "1000000") in bytes."""
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+             "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    match = re.fullmatch(r"(\d+)([KMGT]i?|k)?", str(text))
+    if not match:
+        raise ValueError(f"bad memory quantity {text!r}")
+    return int(match.group(1)) * units.get(match.group(2) or "", 1)
+
+
+def flag_value(args, name):
+    for arg in args:
+        if arg.startswith(f"--{name}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def selects(selector, labels):
+    return bool(selector) and all(labels.get(k) == v
+                                  for k, v in selector.items())
+
+
+def load_k8s(root):
+    objects = {}
+    k8s = os.path.join(root, "deploy", "k8s")
+    files = sorted(glob.glob(os.path.join(k8s, "*.yaml")))
+    check(files, "no manifests in deploy/k8s")
+    for path in files:
+        with open(path) as f:
+            for doc in yaml.safe_load_all(f):
+                if not doc:
+                    continue
+                for key in ("apiVersion", "kind"):
+                    check(key in doc, f"{path}: no {key}")
+                name = doc.get("metadata", {}).get("name", "")
+                objects[(doc["kind"], name)] = (os.path.basename(path), doc)
+    return objects
+
+
+def check_k8s(objects):
+    deployments = [d for (kind, _), (_, d) in objects.items()
+                   if kind == "Deployment"]
+    if not check(len(deployments) == 1, "want exactly one Deployment"):
+        return None
+    deployment = deployments[0]
+    name = deployment["metadata"]["name"]
+    check(deployment["apiVersion"] == "apps/v1", "Deployment not apps/v1")
+    spec = deployment["spec"]
+    labels = spec["template"]["metadata"]["labels"]
+    check(selects(spec["selector"]["matchLabels"], labels),
+          "Deployment selector does not match its pod labels")
+    pod = spec["template"]["spec"]
+    containers = pod["containers"]
+    check(len(containers) == 1, "want one container")
+    container = containers[0]
+    args = container.get("args", [])
+
+    ports = {p.get("name"): p["containerPort"] for p in container["ports"]}
+    check(ports.get("grpc") == GRPC_PORT,
+          f"container port 'grpc' is not {GRPC_PORT}")
+    for probe in ("readinessProbe", "livenessProbe"):
+        body = container.get(probe)
+        if check(body, f"no {probe}"):
+            check("grpc" in body and not {"httpGet", "tcpSocket", "exec"} &
+                  body.keys(), f"{probe} is not a grpc probe")
+            check(body.get("grpc", {}).get("port") == GRPC_PORT,
+                  f"{probe} grpc port is not {GRPC_PORT}")
+
+    resources = container.get("resources", {})
+    for kind in ("requests", "limits"):
+        for resource in ("cpu", "memory"):
+            check(resource in resources.get(kind, {}),
+                  f"resources.{kind}.{resource} missing")
+    cache = flag_value(args, "cache_bytes")
+    if check(cache is not None, "Deployment args set no --cache_bytes"):
+        limit = quantity_bytes(resources["limits"]["memory"])
+        check(limit >= int(cache) + (256 << 20),
+              f"memory limit {limit} leaves < 256MiB over cache {cache}")
+    grace = float(flag_value(args, "grace_seconds") or 10)
+    check(pod.get("terminationGracePeriodSeconds", 30) > grace,
+          "terminationGracePeriodSeconds <= --grace_seconds")
+    check(pod.get("securityContext", {}).get("runAsNonRoot") is True,
+          "pod does not require runAsNonRoot")
+    check(flag_value(args, "listen") is None,
+          "Deployment overrides --listen (the image listens on 0.0.0.0:50051)")
+
+    services = [(f, d) for (kind, _), (f, d) in objects.items()
+                if kind == "Service"]
+    headless = [d for _, d in services if d["spec"].get("clusterIP") == "None"]
+    cluster_ip = [d for _, d in services
+                  if d["spec"].get("clusterIP") != "None" and
+                  d["spec"].get("type", "ClusterIP") == "ClusterIP"]
+    check(len(headless) == 1, "want one headless Service (clusterIP: None)")
+    check(len(cluster_ip) == 1, "want one ClusterIP Service")
+    for _, service in services:
+        sname = service["metadata"]["name"]
+        check(selects(service["spec"].get("selector", {}), labels),
+              f"Service {sname} does not select the Deployment's pods")
+        for port in service["spec"]["ports"]:
+            target = port.get("targetPort", port["port"])
+            resolved = ports.get(target) if isinstance(target, str) else target
+            check(resolved == GRPC_PORT and port["port"] == GRPC_PORT,
+                  f"Service {sname} port {port} does not reach {GRPC_PORT}")
+
+    hpas = [d for (kind, _), (_, d) in objects.items()
+            if kind == "HorizontalPodAutoscaler"]
+    if check(len(hpas) == 1, "want one HorizontalPodAutoscaler"):
+        hpa = hpas[0]
+        check(hpa["apiVersion"] == "autoscaling/v2", "HPA not autoscaling/v2")
+        ref = hpa["spec"]["scaleTargetRef"]
+        check(ref == {"apiVersion": "apps/v1", "kind": "Deployment",
+                      "name": name},
+              f"HPA targets {ref}, not Deployment {name}")
+        check(any(m.get("type") == "Resource" and
+                  m["resource"]["name"] == "cpu"
+                  for m in hpa["spec"]["metrics"]), "HPA has no CPU metric")
+        check(1 <= hpa["spec"].get("minReplicas", 1) <=
+              hpa["spec"]["maxReplicas"], "HPA replica bounds")
+    return container["image"]
+
+
+def check_kustomization(root, objects):
+    path = os.path.join(root, "deploy", "k8s", "kustomization.yaml")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        listed = set(yaml.safe_load(f)["resources"])
+    files = {f for f, _ in objects.values() if f != "kustomization.yaml"}
+    check(listed == files, f"kustomization lists {sorted(listed)}, "
+          f"files are {sorted(files)}")
+
+
+def check_compose(root, image):
+    result = subprocess.run(
+        ["docker-compose", "-f", os.path.join(root, "docker", "compose.yaml"),
+         "config"], capture_output=True, text=True, timeout=60)
+    if not check(result.returncode == 0,
+                 f"docker-compose config failed: {result.stderr.strip()}"):
+        return
+    services = yaml.safe_load(result.stdout)["services"]
+    server = services.get("posenc", {})
+    check(server.get("image") == image,
+          f"compose image {server.get('image')} != Deployment image {image}")
+    check(any(p.endswith(f":{GRPC_PORT}/tcp") or p.endswith(f":{GRPC_PORT}")
+              for p in map(str, server.get("ports", []))),
+          f"compose does not publish {GRPC_PORT}")
+    test = server.get("healthcheck", {}).get("test", [])
+    check("health" in test and "posenc" in test,
+          "compose healthcheck does not use `posenc health`")
+    ghz = services.get("ghz", {})
+    check(ghz.get("depends_on", {}).get("posenc", {}).get("condition") ==
+          "service_healthy", "ghz does not wait for posenc to be healthy")
+    check(any(str(v).endswith(":/ghz:ro") or str(v).endswith(":/ghz")
+              for v in ghz.get("volumes", [])), "bench/ghz not mounted at /ghz")
+    check(any(f"posenc:{GRPC_PORT}" in a for a in ghz.get("command", [])),
+          "ghz does not target posenc:50051")
+
+
+def check_dockerfile(root):
+    with open(os.path.join(root, "docker", "Dockerfile")) as f:
+        text = f.read()
+    check(not re.search(r"^#\s*syntax=", text, re.M),
+          "Dockerfile has a # syntax= line (BuildKit only)")
+    check("--mount" not in text, "Dockerfile uses RUN --mount (BuildKit only)")
+    froms = re.findall(r"^FROM\s+(\S+)", text, re.M)
+    check(len(froms) >= 2 and all(f == "debian:bookworm-slim" for f in froms),
+          f"stages are not all debian:bookworm-slim: {froms}")
+    check(re.search(r"^EXPOSE\s.*\b50051\b", text, re.M), "no EXPOSE 50051")
+    check(re.search(r"^HEALTHCHECK\b.*posenc\", \"health", text, re.M | re.S),
+          "HEALTHCHECK does not run `posenc health`")
+    user = re.findall(r"^USER\s+(\S+)", text, re.M)
+    check(user and user[-1].split(":")[0] not in ("root", "0"),
+          "runtime stage does not switch to a non-root USER")
+    check(re.search(r'^ENTRYPOINT\s.*"--listen=0\.0\.0\.0:50051"', text, re.M),
+          "ENTRYPOINT does not listen on 0.0.0.0:50051")
+    check(re.search(r"ninja\b.*\bposenc_server posenc\b", text),
+          "build stage does not build exactly posenc_server and posenc")
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
+    objects = load_k8s(root)
+    image = check_k8s(objects)
+    check_kustomization(root, objects)
+    check_compose(root, image)
+    check_dockerfile(root)
+    for failure in failures:
+        print(f"FAIL: {failure}")
+    kinds = sorted({kind for kind, _ in objects})
+    print(f"checked {len(objects)} objects ({', '.join(kinds)}), "
+          f"docker/compose.yaml and docker/Dockerfile: "
+          f"{len(failures)} problem(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
