@@ -10,10 +10,7 @@ namespace posenc {
 
 void ComputeRows(const EncodingPlan& plan, uint32_t first, uint32_t count,
                  std::byte* out) {
-  const size_t row_bytes = plan.spec().row_bytes();
-  for (uint32_t r = 0; r < count; ++r) {
-    plan.ComputeRow(first + r, out + r * row_bytes);
-  }
+  plan.ComputeRows(first, count, out);
 }
 
 void ComputePositions(const EncodingPlan& plan,

@@ -5,7 +5,10 @@
 // frequency f_i of the spec's convention, correctly rounded once
 // (round-to-nearest-even) to the dtype, float64 included; see
 // docs/numerics.md for how this is achieved and proven. Functions are
-// thread-safe (no shared mutable state) and allocate O(d) per call.
+// thread-safe (no shared mutable state) and allocate O(d) per call, plus,
+// for float32 ranges of >= 16 rows, the plan's angle-addition table
+// (<= 1 MiB, built once per plan; the TableSpec overloads build a plan per
+// call, so prefer a prebuilt plan for repeated pieces of one family).
 #ifndef POSENC_CORE_ENCODING_H_
 #define POSENC_CORE_ENCODING_H_
 

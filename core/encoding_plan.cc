@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <mutex>
 
 #include "core/exact_sincos_mpfr.h"
 #include "core/rounding.h"
@@ -13,6 +15,18 @@ namespace posenc {
 namespace {
 
 constexpr double kMinFastFrequency = 0x1p-900;
+
+// Angle addition (core/angle_addition.h): anchors every K rows, K a power
+// of two <= kMaxAngleStep with the sin/cos(j f) table (16 bytes per column
+// and j) within kAngleTableBytes; ranges shorter than kMinAngleRows use the
+// per-row path.
+constexpr uint32_t kMaxAngleStep = 64;
+constexpr size_t kAngleTableBytes = size_t{1} << 20;
+constexpr uint32_t kMinAngleRows = 16;
+// Outputs at least this large (more than a core's L2) are written with
+// non-temporal stores: no read-for-ownership, and the table would not stay
+// in cache anyway.
+constexpr uint64_t kStreamMinBytes = uint64_t{4} << 20;
 
 // Bits of the correctly rounded real value t, given y with
 // |y - t| <= kFastRelError * |t|, or false when undecided.
@@ -27,8 +41,18 @@ bool RoundFastValue(double y, DType dtype, uint64_t* bits) {
 
 }  // namespace
 
+struct EncodingPlan::AngleTable {
+  std::once_flag once;
+  uint32_t step = 0;  // K; 0: path not used
+  size_t padded = 0;  // row stride of sin_j / cos_j
+  std::vector<double> sin_j, cos_j;  // [j * padded + i] = sin/cos(j * f_i)
+};
+
 EncodingPlan::EncodingPlan(const TableSpec& spec)
-    : spec_(spec), half_(spec.d / 2), freq_(ExactFrequencies(spec)) {
+    : spec_(spec),
+      half_(spec.d / 2),
+      freq_(ExactFrequencies(spec)),
+      angle_(std::make_shared<AngleTable>()) {
   // f_i decreases with i, so the fast columns are a prefix.
   fast_columns_ = 0;
   while (fast_columns_ < half_ && freq_[fast_columns_].w0 >= kMinFastFrequency)
@@ -135,6 +159,135 @@ void EncodingPlan::ComputeRowFromDoubles(uint32_t pos, std::byte* row) const {
     }
   }
   for (uint32_t i = done; i < half_; ++i) ComputeColumn(i, pos, row);
+}
+
+void EncodingPlan::AccurateSinCos(uint32_t column, uint32_t pos, double* s,
+                                  double* c) const {
+  // hi of a double-double within 2^-96 relative: |hi - v| <= 2^-53 |hi| +
+  // 2^-96 |v|. Risky: MPFR, correctly rounded to double.
+  const DoubleDoubleSinCos v =
+      DoubleDoubleSinCosOf(static_cast<double>(pos), freq_[column]);
+  if (!v.risky) {
+    *s = v.sin.hi;
+    *c = v.cos.hi;
+    return;
+  }
+  TableSpec spec64 = spec_;
+  spec64.dtype = DType::kFloat64;
+  uint64_t sb, cb;
+  ExactSinCosBits(spec64, column, pos, &sb, &cb);
+  std::memcpy(s, &sb, 8);
+  std::memcpy(c, &cb, 8);
+}
+
+bool EncodingPlan::ComputeAnchor(uint32_t p0, double* s0, double* c0,
+                                 uint8_t* risky) const {
+  const size_t padded = RoundUpToKernelLanes(fast_columns_);
+  if (p0 == 0) {
+    std::fill(s0, s0 + padded, 0.0);
+    std::fill(c0, c0 + padded, 1.0);
+    return true;
+  }
+  if (!SinCosColumnsSimd(w0_.data(), w1_.data(), fast_columns_, p0, s0, c0,
+                         risky)) {
+    return false;
+  }
+  for (uint32_t i = 0; i < fast_columns_; ++i) {
+    if (risky[i]) AccurateSinCos(i, p0, &s0[i], &c0[i]);
+  }
+  return true;
+}
+
+const EncodingPlan::AngleTable& EncodingPlan::GetAngleTable() const {
+  AngleTable& t = *angle_;
+  std::call_once(t.once, [this, &t] {
+    if (spec_.dtype != DType::kFloat32 || fast_columns_ == 0) return;
+    const size_t padded = RoundUpToKernelLanes(fast_columns_);
+    uint32_t k = kMaxAngleStep;
+    while (k > 1 && size_t{k} * padded * 16 > kAngleTableBytes) k /= 2;
+    if (k < 2) return;
+    std::vector<double> sin_j(size_t{k} * padded, 0.0);
+    std::vector<double> cos_j(size_t{k} * padded, 1.0);  // j = 0: exact
+    std::vector<uint8_t> risky(padded);
+    for (uint32_t j = 1; j < k; ++j) {
+      double* s = &sin_j[size_t{j} * padded];
+      double* c = &cos_j[size_t{j} * padded];
+      if (!SinCosColumnsSimd(w0_.data(), w1_.data(), fast_columns_, j, s, c,
+                             risky.data())) {
+        for (uint32_t i = 0; i < fast_columns_; ++i) {
+          const FastSinCos v = FastSinCosScalar(j, w0_[i], w1_[i]);
+          s[i] = v.sin;
+          c[i] = v.cos;
+          risky[i] = v.risky;
+        }
+      }
+      for (uint32_t i = 0; i < fast_columns_; ++i) {
+        if (risky[i]) AccurateSinCos(i, j, &s[i], &c[i]);
+      }
+    }
+    t.padded = padded;
+    t.sin_j = std::move(sin_j);
+    t.cos_j = std::move(cos_j);
+    t.step = k;
+  });
+  return t;
+}
+
+uint32_t EncodingPlan::AngleAdditionStep() const {
+  return GetAngleTable().step;
+}
+
+void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
+                               std::byte* out) const {
+  const size_t row_bytes = spec_.row_bytes();
+  uint32_t p = first;
+  const uint32_t end = first + count;
+  const AngleTable* t = nullptr;
+  if (spec_.dtype == DType::kFloat32 && count >= kMinAngleRows) {
+    t = &GetAngleTable();
+    if (t->step == 0) t = nullptr;
+  }
+  if (t != nullptr) {
+    const uint32_t k = t->step;
+    const bool stream = uint64_t{count} * row_bytes >= kStreamMinBytes;
+    std::vector<double> s0(t->padded), c0(t->padded);
+    std::vector<uint8_t> risky(t->padded);
+    struct Ctx {
+      const EncodingPlan* plan;
+      uint32_t pos;
+      std::byte* row;
+    } ctx{this, 0, nullptr};
+    auto slow = [](void* v, uint32_t column) {
+      const Ctx* c = static_cast<const Ctx*>(v);
+      c->plan->ComputeColumn(column, c->pos, c->row);
+    };
+    while (p < end) {
+      const uint32_t p0 = p - p % k;
+      if (!ComputeAnchor(p0, s0.data(), c0.data(), risky.data())) break;
+      const uint32_t block_end = std::min<uint64_t>(end, uint64_t{p0} + k);
+      for (; p < block_end; ++p) {
+        std::byte* row = out + size_t{p - first} * row_bytes;
+        const uint32_t j = p - p0;
+        ctx.pos = p;
+        ctx.row = row;
+        if (p == 0 ||
+            !Float32RowFromAnchorSimd(
+                s0.data(), c0.data(),
+                j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded],
+                &t->cos_j[size_t{j} * t->padded], fast_columns_, half_,
+                spec_.layout, reinterpret_cast<float*>(row), stream, slow,
+                &ctx)) {
+          ComputeRow(p, row);
+          continue;
+        }
+        for (uint32_t i = fast_columns_; i < half_; ++i) {
+          ComputeColumn(i, p, row);
+        }
+      }
+    }
+    if (stream) FlushStreamingStores();
+  }
+  for (; p < end; ++p) ComputeRow(p, out + size_t{p - first} * row_bytes);
 }
 
 void EncodingPlan::ComputeRow(uint32_t pos, std::byte* row) const {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/exact_frequency.h"
@@ -27,6 +28,17 @@ class EncodingPlan {
   // Writes row `pos` (spec.row_bytes() bytes) to `out`. pos <= 2^24.
   void ComputeRow(uint32_t pos, std::byte* out) const;
 
+  // Writes rows [first, first + count) to `out` (count * row_bytes bytes),
+  // first + count <= 2^24 + 1. Same bytes as ComputeRow per row; float32
+  // ranges use angle addition from anchor rows (core/angle_addition.h),
+  // whose per-plan table is built on first use (thread-safe).
+  void ComputeRows(uint32_t first, uint32_t count, std::byte* out) const;
+
+  // Row step K between anchors of the angle-addition path for this plan
+  // (0 if the path is not used: dtype other than float32, no fast columns).
+  // Builds the per-plan table if needed.
+  uint32_t AngleAdditionStep() const;
+
   // Columns that take the fast/double-double paths; the rest (frequency
   // below 2^-900, i.e. bases above ~1e270) go straight to MPFR.
   uint32_t fast_columns() const { return fast_columns_; }
@@ -40,6 +52,16 @@ class EncodingPlan {
                  std::byte* row) const;
   void ComputeRowFloat32(uint32_t pos, std::byte* row) const;
   void ComputeRowFromDoubles(uint32_t pos, std::byte* row) const;
+  // sin/cos(pos * f_column) in double within 2^-52.9 relative (double-double
+  // path, MPFR if that is risky).
+  void AccurateSinCos(uint32_t column, uint32_t pos, double* s,
+                      double* c) const;
+  // sin/cos(p0 * f_i) of the fast columns into s0/c0 within kFastRelError;
+  // false if no SIMD target.
+  bool ComputeAnchor(uint32_t p0, double* s0, double* c0,
+                     uint8_t* risky) const;
+  struct AngleTable;
+  const AngleTable& GetAngleTable() const;
 
   TableSpec spec_;
   uint32_t half_;
@@ -47,6 +69,9 @@ class EncodingPlan {
   std::vector<FrequencyWords> freq_;
   // w0/w1 of freq_ as arrays, padded to RoundUpToKernelLanes(fast_columns_).
   std::vector<double> w0_, w1_;
+  // Lazily built sin/cos(j * f_i) table of the angle-addition path, shared
+  // by copies of the plan (immutable once built).
+  std::shared_ptr<AngleTable> angle_;
 };
 
 }  // namespace posenc

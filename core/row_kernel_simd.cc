@@ -2,9 +2,11 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/row_kernel_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 // Keep after highway.h (the include-guard dance of Highway).
 #include "core/row_kernel_simd.h"
+#include "core/angle_addition.h"
 #include "core/sincos_fast.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -135,6 +137,149 @@ bool SinCosColumnsSimdImpl(const double* w0, const double* w1, uint32_t columns,
   return true;
 }
 
+// Stores sin/cos floats of one vector of columns at `i` in the layout, only
+// the first `valid` lanes (valid < n goes through a stack buffer).
+template <class DF, class VF>
+HWY_INLINE void StoreColumns(DF df, VF s, VF c, Layout layout, float* row,
+                             float* sin_base, float* cos_base, uint32_t i,
+                             size_t valid) {
+  const size_t n = hn::Lanes(df);
+  if (HWY_LIKELY(valid == n)) {
+    if (layout == Layout::kInterleaved) {
+      hn::StoreInterleaved2(s, c, df, row + 2 * size_t{i});
+    } else {
+      hn::StoreU(s, df, sin_base + i);
+      hn::StoreU(c, df, cos_base + i);
+    }
+    return;
+  }
+  float st[hn::MaxLanes(df)], ct[hn::MaxLanes(df)];
+  hn::StoreU(s, df, st);
+  hn::StoreU(c, df, ct);
+  for (size_t k = 0; k < valid; ++k) {
+    if (layout == Layout::kInterleaved) {
+      row[2 * (size_t{i} + k)] = st[k];
+      row[2 * (size_t{i} + k) + 1] = ct[k];
+    } else {
+      sin_base[i + k] = st[k];
+      cos_base[i + k] = ct[k];
+    }
+  }
+}
+
+// Rows from an anchor (angle addition), see core/row_kernel_simd.h.
+// kAnchorRow: the row is the anchor itself (y = s0, c0, relative slack);
+// otherwise y = s0*cj + c0*sj, c0*cj - s0*sj and absolute slack.
+template <bool kAnchorRow, bool kStream>
+HWY_INLINE void Float32RowFromAnchorT(const double* s0, const double* c0,
+                                      const double* sj, const double* cj,
+                                      uint32_t columns, uint32_t half,
+                                      Layout layout, float* row,
+                                      SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::Rebind<float, decltype(d)> df;
+  const hn::RebindToUnsigned<decltype(df)> du32;
+  const size_t n = hn::Lanes(d);
+  float* sin_base = row;
+  float* cos_base = row;
+  switch (layout) {
+    case Layout::kInterleaved:
+      break;
+    case Layout::kConcatSinCos:
+      cos_base = row + half;
+      break;
+    case Layout::kConcatCosSin:
+      sin_base = row + half;
+      break;
+  }
+  const auto rel = hn::Set(d, kFastCheckSlack);
+  const auto abs_slack = hn::Set(d, kAngleAddCheckSlack);
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const auto S = hn::LoadU(d, s0 + i);
+    const auto C = hn::LoadU(d, c0 + i);
+    hn::Vec<decltype(d)> ys, yc, es, ec;
+    if (kAnchorRow) {
+      ys = S;
+      yc = C;
+      es = hn::Mul(hn::Abs(ys), rel);
+      ec = hn::Mul(hn::Abs(yc), rel);
+    } else {
+      const auto G = hn::LoadU(d, cj + i);
+      const auto Sg = hn::LoadU(d, sj + i);
+      ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
+      yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
+      es = abs_slack;
+      ec = abs_slack;
+    }
+    const auto s_lo = hn::DemoteTo(df, hn::Sub(ys, es));
+    const auto s_hi = hn::DemoteTo(df, hn::Add(ys, es));
+    const auto c_lo = hn::DemoteTo(df, hn::Sub(yc, ec));
+    const auto c_hi = hn::DemoteTo(df, hn::Add(yc, ec));
+    const auto undecided =
+        hn::Or(hn::Ne(hn::BitCast(du32, s_lo), hn::BitCast(du32, s_hi)),
+               hn::Ne(hn::BitCast(du32, c_lo), hn::BitCast(du32, c_hi)));
+    const size_t valid = HWY_MIN(n, size_t{columns - i});
+    const bool all_decided = hn::AllFalse(du32, undecided);
+    if (kStream && HWY_LIKELY(all_decided && valid == n)) {
+      // Non-temporal full-vector stores (aligned by the caller's check).
+      if (layout == Layout::kInterleaved) {
+        // (c << 32) | s per 64-bit lane = s, c in memory order.
+        const hn::Repartition<uint64_t, decltype(d)> du64;
+        const auto s64 = hn::PromoteTo(du64, hn::BitCast(du32, s_lo));
+        const auto c64 = hn::PromoteTo(du64, hn::BitCast(du32, c_lo));
+        hn::Stream(hn::Or(hn::ShiftLeft<32>(c64), s64), du64,
+                   reinterpret_cast<uint64_t*>(row + 2 * size_t{i}));
+      } else {
+        hn::Stream(s_lo, df, sin_base + i);
+        hn::Stream(c_lo, df, cos_base + i);
+      }
+      continue;
+    }
+    StoreColumns(df, s_lo, c_lo, layout, row, sin_base, cos_base, i, valid);
+    if (HWY_UNLIKELY(!all_decided)) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(du32, undecided, bits);
+      for (size_t k = 0; k < valid; ++k) {
+        if ((bits[k / 8] >> (k % 8)) & 1) slow(ctx, i + static_cast<uint32_t>(k));
+      }
+    }
+  }
+}
+
+bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
+                                  const double* sj, const double* cj,
+                                  uint32_t columns, uint32_t half,
+                                  Layout layout, float* row, bool stream,
+                                  SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::Rebind<float, decltype(d)> df;
+  // Streaming needs every full-vector store aligned to its size.
+  const size_t align = layout == Layout::kInterleaved
+                           ? 2 * hn::Lanes(df) * sizeof(float)
+                           : hn::Lanes(df) * sizeof(float);
+  const size_t off = layout == Layout::kInterleaved ? 0 : size_t{half};
+  stream = stream && reinterpret_cast<uintptr_t>(row) % align == 0 &&
+           (off * sizeof(float)) % align == 0;
+  if (stream) {
+    if (sj == nullptr) {
+      Float32RowFromAnchorT<true, true>(s0, c0, sj, cj, columns, half, layout,
+                                        row, slow, ctx);
+    } else {
+      Float32RowFromAnchorT<false, true>(s0, c0, sj, cj, columns, half,
+                                         layout, row, slow, ctx);
+    }
+  } else if (sj == nullptr) {
+    Float32RowFromAnchorT<true, false>(s0, c0, sj, cj, columns, half, layout,
+                                       row, slow, ctx);
+  } else {
+    Float32RowFromAnchorT<false, false>(s0, c0, sj, cj, columns, half, layout,
+                                        row, slow, ctx);
+  }
+  return true;
+}
+
+void FlushStreamImpl() { hwy::FlushStream(); }
+
 #else  // !POSENC_SIMD_FMA
 
 bool Float32RowSimdImpl(const double*, const double*, uint32_t, uint32_t,
@@ -145,6 +290,12 @@ bool SinCosColumnsSimdImpl(const double*, const double*, uint32_t, uint32_t,
                            double*, double*, uint8_t*) {
   return false;
 }
+bool Float32RowFromAnchorSimdImpl(const double*, const double*, const double*,
+                                  const double*, uint32_t, uint32_t, Layout,
+                                  float*, bool, SlowColumnFn, void*) {
+  return false;
+}
+void FlushStreamImpl() {}
 
 #endif  // POSENC_SIMD_FMA
 #undef POSENC_SIMD_FMA
@@ -158,6 +309,19 @@ namespace posenc {
 
 HWY_EXPORT(Float32RowSimdImpl);
 HWY_EXPORT(SinCosColumnsSimdImpl);
+HWY_EXPORT(Float32RowFromAnchorSimdImpl);
+HWY_EXPORT(FlushStreamImpl);
+
+bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
+                              const double* sj, const double* cj,
+                              uint32_t columns, uint32_t half, Layout layout,
+                              float* row, bool stream, SlowColumnFn slow,
+                              void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Float32RowFromAnchorSimdImpl)(
+      s0, c0, sj, cj, columns, half, layout, row, stream, slow, ctx);
+}
+
+void FlushStreamingStores() { HWY_DYNAMIC_DISPATCH(FlushStreamImpl)(); }
 
 bool Float32RowSimd(const double* w0, const double* w1, uint32_t columns,
                     uint32_t half, Layout layout, uint32_t pos, float* row,

@@ -41,6 +41,27 @@ bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,
                        uint32_t pos, double* sin_out, double* cos_out,
                        uint8_t* risky);
 
+// Float32 row p0 + j from its anchor row p0 by angle addition
+// (core/angle_addition.h): with s0/c0 the anchor's sin/cos(p0 * f_i) and
+// sj/cj the plan's sin/cos(j * f_i), writes RNE_float32 of
+// s0*cj + c0*sj and c0*cj - s0*sj, decided by the absolute-slack interval
+// test; sj == nullptr (cj ignored) writes the anchor row itself (relative
+// slack). Calls `slow` for each undecided column (after storing the vector,
+// so `slow` overwrites). `stream`: use non-temporal stores where the row is
+// suitably aligned (call FlushStreamingStores before publishing the
+// output to other threads). All arrays hold RoundUpToKernelLanes(columns)
+// finite entries; columns beyond `columns` are never written.
+// Returns false (writing nothing) if this CPU has no SIMD target with FMA.
+bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
+                              const double* sj, const double* cj,
+                              uint32_t columns, uint32_t half, Layout layout,
+                              float* row, bool stream, SlowColumnFn slow,
+                              void* ctx);
+
+// Orders earlier non-temporal stores of this thread before later stores
+// (sfence on x86).
+void FlushStreamingStores();
+
 // Name of the SIMD target the kernels dispatch to on this CPU ("AVX3",
 // "AVX2", ...), or "scalar" when none with FMA is available.
 const char* SimdKernelTargetName();

@@ -45,5 +45,40 @@ TEST(LongRandomSamples, MillionsOfValuesEveryDtype_ZeroMismatchedBits) {
   testing::ReportChecked(stats);
 }
 
+// The float32 range path (angle addition from anchor rows, ComputeRows):
+// random ranges of 16..200 rows anywhere up to 2^24, sampled pairs.
+TEST(LongRandomSamples, Float32RangesAngleAddition_ZeroMismatchedBits) {
+  std::mt19937_64 rng(54321);
+  testing::CheckStats stats;
+  const double kBases[] = {500.0, 1e4, 1e6, 500.5, 2.0, 123456.789};
+  constexpr uint32_t kDs[] = {4, 30, 512, 4096, 8192, 65536};
+  constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
+                                 Layout::kConcatCosSin};
+  while (stats.values < 1000000) {
+    TableSpec spec;
+    spec.d = kDs[rng() % 6];
+    spec.base = kBases[rng() % 6];
+    spec.frequency = (rng() & 1) ? Frequency::kPaper : Frequency::kT2T;
+    spec.dtype = DType::kFloat32;
+    spec.layout = kLayouts[rng() % 3];
+    testing::ReferenceFamily ref(spec);
+    const EncodingPlan plan(spec);
+    const uint32_t count = 16 + static_cast<uint32_t>(rng() % 185);
+    const uint32_t first =
+        static_cast<uint32_t>(rng() % ((1u << 24) + 2 - count));
+    std::vector<std::byte> rows(size_t{count} * spec.row_bytes());
+    ComputeRows(plan, first, count, rows.data());
+    std::uniform_int_distribution<uint32_t> pair_dist(0, spec.d / 2 - 1);
+    std::vector<uint32_t> pairs(16);
+    for (auto& i : pairs) i = pair_dist(rng);
+    for (uint32_t r = 0; r < count; ++r) {
+      testing::CheckRowPairs(ref, spec, first + r,
+                             rows.data() + size_t{r} * spec.row_bytes(), pairs,
+                             stats);
+    }
+  }
+  testing::ReportChecked(stats);
+}
+
 }  // namespace
 }  // namespace posenc

@@ -1,0 +1,50 @@
+// Angle addition from anchor rows: the float32 table path for ranges of rows.
+//
+// Rows p0 = multiple of K ("anchors") get sin/cos(p0 * f_i) in double from
+// the fast path (core/sincos_fast.h, relative error <= kFastRelError, risky
+// values from the double-double or MPFR paths). Row p = p0 + j, 0 < j < K,
+// is then
+//   sin(p f) = sin(p0 f) cos(j f) + cos(p0 f) sin(j f)
+//   cos(p f) = cos(p0 f) cos(j f) - sin(p0 f) sin(j f)
+// with sin/cos(j f) precomputed per plan (same accuracy as the anchors).
+// The identity is exact in the reals, so only the input errors and two
+// roundings matter; the bound is ABSOLUTE (derivation in docs/numerics.md):
+//   with eps = kFastRelError = 2^-47 on each of the four inputs and
+//   u = 2^-53 per rounding (one product, one fma),
+//   |y - exact| <= 2 eps + eps^2 + 2.01 u < 1.02 * 2^-46
+// because |sin(a) cos(b)| + |cos(a) sin(b)| <= 1 (Cauchy-Schwarz).
+// The boundary test rounds y - E and y + E, E = kAngleAddCheckSlack = 2^-45,
+// which covers the bound plus the rounding of y +- E (<= 2^-53 (1 + E)).
+// Values within ~2^-45 of a float32 rounding boundary (in particular all
+// |y| < 2^-21, i.e. near zero crossings) are undecided and go to the
+// per-value rigorous path (fast path with relative slack, then MPFR).
+//
+// Pure, thread-safe. Scalar reference of the arithmetic in
+// core/row_kernel_simd.cc (same operations).
+#ifndef POSENC_CORE_ANGLE_ADDITION_H_
+#define POSENC_CORE_ANGLE_ADDITION_H_
+
+#include <cmath>
+
+namespace posenc {
+
+// Absolute error bound of AngleAddSin/AngleAddCos claimed (proof: 1.02 *
+// 2^-46 given inputs within kFastRelError = 2^-47 relative).
+inline constexpr double kAngleAddAbsError = 0x1p-46 * 1.03;
+// Slack of the boundary test: kAngleAddAbsError plus the rounding of
+// y +- slack (2^-53 * (1 + 2^-45)) fits in 2^-45 with room to spare.
+inline constexpr double kAngleAddCheckSlack = 0x1p-45;
+
+// fl(s0*cj + fl(c0*sj)): ~sin(p0 f + j f).
+inline double AngleAddSin(double s0, double c0, double sj, double cj) {
+  return std::fma(s0, cj, c0 * sj);
+}
+
+// fl(c0*cj - fl(s0*sj)): ~cos(p0 f + j f).
+inline double AngleAddCos(double s0, double c0, double sj, double cj) {
+  return std::fma(c0, cj, -(s0 * sj));
+}
+
+}  // namespace posenc
+
+#endif  // POSENC_CORE_ANGLE_ADDITION_H_

@@ -1,0 +1,300 @@
+// The float32 range path (angle addition from anchor rows,
+// core/angle_addition.h): its risky cases against the per-row rigorous path
+// (proven exact, bit for bit) and against the independent MPFR reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/angle_addition.h"
+#include "core/encoding.h"
+#include "core/exact_frequency.h"
+#include "core/sincos_fast.h"
+#include "tests/numerics/check_util.h"
+#include "tests/numerics/mpfr_reference.h"
+
+namespace posenc {
+namespace {
+
+using testing::CheckRowPairs;
+using testing::CheckStats;
+using testing::ReferenceFamily;
+using testing::ReportChecked;
+
+constexpr uint32_t kMaxPos = 1u << 24;
+constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                             DType::kBFloat16};
+constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
+                               Layout::kConcatCosSin};
+
+TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
+                   Frequency frequency) {
+  TableSpec s;
+  s.d = d;
+  s.base = base;
+  s.dtype = dtype;
+  s.layout = layout;
+  s.frequency = frequency;
+  s.max_len = 1;
+  return s;
+}
+
+// Rows [first, first + count) by ComputeRows (range path) must equal the
+// same rows by ComputePositions (per-row path, unchanged rigorous code).
+// `misalign` shifts the output buffer by that many bytes (defeats the
+// streaming-store alignment). Returns the number of values compared.
+uint64_t CompareRangeWithPerRow(const EncodingPlan& plan, uint32_t first,
+                                uint32_t count, size_t misalign,
+                                uint64_t* mismatches) {
+  const TableSpec& spec = plan.spec();
+  const size_t bytes = size_t{count} * spec.row_bytes();
+  std::vector<std::byte> range_buf(bytes + 64), rows(bytes);
+  std::byte* range = range_buf.data() + misalign;
+  ComputeRows(plan, first, count, range);
+  std::vector<uint32_t> positions(count);
+  for (uint32_t k = 0; k < count; ++k) positions[k] = first + k;
+  ComputePositions(plan, positions, rows.data());
+  const size_t size = DTypeSize(spec.dtype);
+  for (size_t b = 0; b < bytes; b += size) {
+    if (std::memcmp(range + b, rows.data() + b, size) != 0) {
+      if (++*mismatches <= 10) {
+        ADD_FAILURE() << spec.DebugString() << " row "
+                      << first + b / spec.row_bytes() << " element "
+                      << (b % spec.row_bytes()) / size;
+      }
+    }
+  }
+  return bytes / size;
+}
+
+TEST(AngleAddition, StepPerPlan_PowerOfTwoWithinTableBudget) {
+  EXPECT_EQ(EncodingPlan(MakeSpec(512, 1e4, DType::kFloat32,
+                                  Layout::kInterleaved, Frequency::kPaper))
+                .AngleAdditionStep(),
+            64u);
+  EXPECT_EQ(EncodingPlan(MakeSpec(65536, 1e4, DType::kFloat32,
+                                  Layout::kInterleaved, Frequency::kPaper))
+                .AngleAdditionStep(),
+            2u);
+  EXPECT_EQ(EncodingPlan(MakeSpec(512, 1e4, DType::kFloat16,
+                                  Layout::kInterleaved, Frequency::kPaper))
+                .AngleAdditionStep(),
+            0u);
+}
+
+// Every dtype and layout, d from 2 to 65536 (steps 64 down to 2, partial
+// SIMD vectors), bases near 1, small, usual, huge (MPFR-only columns);
+// ranges starting at 0, unaligned in the middle, and ending at 2^24 (so
+// j = K - 1 right before the last anchor).
+TEST(AngleAddition, RangesEqualPerRowPath_EveryDtypeLayoutBase) {
+  CheckStats stats;
+  struct Case {
+    uint32_t d;
+    uint32_t rows;
+  };
+  const Case kCases[] = {{2, 200}, {6, 200}, {70, 200}, {512, 80},
+                         {4096, 16}, {65536, 16}};
+  const double kBases[] = {1e4, 2.0, 1.0000001, 1e300, 731.25};
+  for (const Case& c : kCases) {
+    for (double base : kBases) {
+      // Large d: fewer combinations (MPFR-only columns of 1e300 are slow).
+      if (c.d >= 4096 && (base == 1e300 || base == 731.25)) continue;
+      for (Frequency freq : {Frequency::kPaper, Frequency::kT2T}) {
+        if (freq == Frequency::kT2T && c.d < 4) continue;
+        if (c.d == 65536 && freq == Frequency::kT2T) continue;
+        for (DType dtype : kDTypes) {
+          if (c.d >= 4096 && dtype != DType::kFloat32) continue;
+          for (Layout layout : kLayouts) {
+            const EncodingPlan plan(MakeSpec(c.d, base, dtype, layout, freq));
+            const uint32_t n = c.rows;
+            // first + count above kMinAngleRows everywhere.
+            const uint32_t n16 = std::max<uint32_t>(n, 16);
+            stats.values += CompareRangeWithPerRow(plan, 0, n16, 0,
+                                                   &stats.mismatches);
+            stats.values += CompareRangeWithPerRow(plan, 12345677, n16, 0,
+                                                   &stats.mismatches);
+            stats.values += CompareRangeWithPerRow(
+                plan, kMaxPos + 1 - n16, n16, 4, &stats.mismatches);
+          }
+        }
+      }
+    }
+  }
+  ReportChecked(stats);
+}
+
+// Outputs of 4 MiB and more use non-temporal stores; aligned and misaligned
+// buffers, every layout, the top of the position range.
+TEST(AngleAddition, StreamedLargeRanges_EqualPerRowPath) {
+  CheckStats stats;
+  for (Layout layout : kLayouts) {
+    for (size_t misalign : {size_t{0}, size_t{4}, size_t{32}}) {
+      const EncodingPlan plan(
+          MakeSpec(512, 1e4, DType::kFloat32, layout, Frequency::kPaper));
+      const uint32_t count = 2100;  // 4.1 MiB
+      stats.values += CompareRangeWithPerRow(plan, kMaxPos + 1 - count, count,
+                                             misalign, &stats.mismatches);
+    }
+  }
+  ReportChecked(stats);
+}
+
+// Positions where sin or cos(p f) is tiny: the absolute-slack test cannot
+// decide them and they must go through the per-value path. f = 1 (column 0)
+// near multiples of pi and pi/2 (numerators of continued-fraction
+// convergents), and for other columns positions found by a scan.
+TEST(AngleAddition, NearZeroCrossings_MatchMpfr) {
+  CheckStats stats;
+  const uint32_t kConvergents[] = {355,    103993,  104348,  208341,
+                                   312689, 833719,  1146408, 4272943,
+                                   5419351, 11,     344,     699,
+                                   51819,  52174,   260515,  573204};
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    for (Layout layout : kLayouts) {
+      const TableSpec spec =
+          MakeSpec(8, 1e4, dtype, layout, Frequency::kPaper);
+      ReferenceFamily ref(spec);
+      const EncodingPlan plan(spec);
+      const std::vector<FrequencyWords> f = ExactFrequencies(spec);
+      std::vector<std::pair<uint32_t, uint32_t>> hits;  // (pos, column)
+      for (uint32_t p : kConvergents) hits.push_back({p, 0});
+      // Scan near the top of the range (worst absolute angle error).
+      for (uint32_t i = 1; i < 4; ++i) {
+        for (uint32_t p = kMaxPos - (1u << 18); p <= kMaxPos; ++p) {
+          const FastSinCos v = FastSinCosScalar(p, f[i].w0, f[i].w1);
+          if (std::fabs(v.sin) < 0x1p-14 || std::fabs(v.cos) < 0x1p-14) {
+            hits.push_back({p, i});
+          }
+        }
+      }
+      // Values the range path's absolute-slack test leaves undecided
+      // (scalar replica of the kernel), to show the fallback is exercised.
+      const uint32_t k = plan.AngleAdditionStep();
+      uint64_t undecided = 0;
+      for (auto [p, column] : hits) {
+        const uint32_t p0 = k ? p - p % k : p, j = p - p0;
+        if (j == 0) continue;
+        const FastSinCos a = FastSinCosScalar(p0, f[column].w0, f[column].w1);
+        const FastSinCos t = FastSinCosScalar(j, f[column].w0, f[column].w1);
+        for (double y : {AngleAddSin(a.sin, a.cos, t.sin, t.cos),
+                         AngleAddCos(a.sin, a.cos, t.sin, t.cos)}) {
+          undecided += static_cast<float>(y - kAngleAddCheckSlack) !=
+                       static_cast<float>(y + kAngleAddCheckSlack);
+        }
+      }
+      if (dtype == DType::kFloat32) {
+        std::printf("[numerics] near-zero values undecided by the range "
+                    "path (per-value fallback): %llu\n",
+                    static_cast<unsigned long long>(undecided));
+        EXPECT_GT(undecided, 0u);
+      }
+      for (auto [p, column] : hits) {
+        // A whole block around p so that p is reached with j up to K - 1.
+        const uint32_t first = p >= 70 ? p - 70 : 0;
+        const uint32_t count = std::min<uint32_t>(141, kMaxPos + 1 - first);
+        std::vector<std::byte> rows(size_t{count} * spec.row_bytes());
+        ComputeRows(plan, first, count, rows.data());
+        for (uint32_t r = 0; r < count; ++r) {
+          const uint32_t pos = first + r;
+          std::vector<uint32_t> pairs = {column};
+          if (pos == p) pairs = {0, 1, 2, 3};
+          CheckRowPairs(ref, spec, pos, rows.data() + r * spec.row_bytes(),
+                        pairs, stats);
+        }
+      }
+      std::printf("[numerics] near-zero positions: %zu (%s)\n", hits.size(),
+                  spec.DebugString().c_str());
+    }
+  }
+  ReportChecked(stats);
+}
+
+// Large d, range path, sampled against MPFR (independent of the per-row
+// path), including the last rows up to 2^24.
+TEST(AngleAddition, LargeTablesSampled_MatchMpfr) {
+  std::mt19937_64 rng(99);
+  CheckStats stats;
+  for (uint32_t d : {512u, 1024u, 8192u}) {
+    for (double base : {1e4, 500.5, 1e6}) {
+      for (Layout layout : kLayouts) {
+        const TableSpec spec =
+            MakeSpec(d, base, DType::kFloat32, layout, Frequency::kT2T);
+        ReferenceFamily ref(spec);
+        const EncodingPlan plan(spec);
+        for (uint32_t first : {0u, 9999937u, kMaxPos + 1 - 130}) {
+          const uint32_t count = 130;
+          std::vector<std::byte> rows(size_t{count} * spec.row_bytes());
+          ComputeRows(plan, first, count, rows.data());
+          std::uniform_int_distribution<uint32_t> pair_dist(0, d / 2 - 1);
+          for (uint32_t r = 0; r < count; ++r) {
+            std::vector<uint32_t> pairs = {0, d / 2 - 1, pair_dist(rng),
+                                           pair_dist(rng)};
+            CheckRowPairs(ref, spec, first + r,
+                          rows.data() + r * spec.row_bytes(), pairs, stats);
+          }
+        }
+      }
+    }
+  }
+  ReportChecked(stats);
+}
+
+// The unrounded angle-addition result against MPFR: the measured absolute
+// error must sit far below the claimed bound kAngleAddAbsError.
+TEST(AngleAddition, ErrorBound_MeasuredFarBelowClaim) {
+  std::mt19937_64 rng(5);
+  const TableSpec spec = MakeSpec(512, 1e4, DType::kFloat32,
+                                  Layout::kInterleaved, Frequency::kPaper);
+  const std::vector<FrequencyWords> f = ExactFrequencies(spec);
+  std::uniform_int_distribution<uint32_t> anchor_dist(0, kMaxPos / 64 - 1);
+  std::uniform_int_distribution<uint32_t> j_dist(1, 63);
+  double max_err = 0;
+  uint64_t checked = 0;
+  for (int k = 0; k < 20000; ++k) {
+    const uint32_t i = static_cast<uint32_t>(k % 256);
+    const uint32_t p0 = anchor_dist(rng) * 64, j = (k % 7 == 0) ? 63 : j_dist(rng);
+    const FastSinCos a = FastSinCosScalar(p0, f[i].w0, f[i].w1);
+    const FastSinCos t = FastSinCosScalar(j, f[i].w0, f[i].w1);
+    if (a.risky || t.risky) continue;
+    const double ys = AngleAddSin(a.sin, a.cos, t.sin, t.cos);
+    const double yc = AngleAddCos(a.sin, a.cos, t.sin, t.cos);
+    const double es = std::fabs(
+        ys - testing::ReferenceValue(1e4, 2 * i, 512, p0 + j, true));
+    const double ec = std::fabs(
+        yc - testing::ReferenceValue(1e4, 2 * i, 512, p0 + j, false));
+    max_err = std::max({max_err, es, ec});
+    checked += 2;
+  }
+  std::printf(
+      "[numerics] angle addition: max |y - exact| = %a (claim %a), %llu "
+      "values\n",
+      max_err, kAngleAddAbsError, static_cast<unsigned long long>(checked));
+  EXPECT_LT(max_err, kAngleAddAbsError / 8);
+  // How often the absolute-slack test hands a value to the per-value path
+  // (random anchors and j, all 256 columns; documentation material).
+  constexpr uint64_t kRateSamples = 1000000;
+  uint64_t undecided = 0;
+  for (uint64_t k = 0; k < kRateSamples; ++k) {
+    const uint32_t i = static_cast<uint32_t>(k % 256);
+    const uint32_t p0 = anchor_dist(rng) * 64, j = j_dist(rng);
+    const FastSinCos a = FastSinCosScalar(p0, f[i].w0, f[i].w1);
+    const FastSinCos t = FastSinCosScalar(j, f[i].w0, f[i].w1);
+    const double y = (k & 1) ? AngleAddSin(a.sin, a.cos, t.sin, t.cos)
+                             : AngleAddCos(a.sin, a.cos, t.sin, t.cos);
+    undecided += a.risky || t.risky ||
+                 static_cast<float>(y - kAngleAddCheckSlack) !=
+                     static_cast<float>(y + kAngleAddCheckSlack);
+  }
+  std::printf("[numerics] angle addition: float32 undecided %llu/%llu\n",
+              static_cast<unsigned long long>(undecided),
+              static_cast<unsigned long long>(kRateSamples));
+  EXPECT_LT(undecided, kRateSamples / 1000);
+  RecordProperty("values_checked", std::to_string(checked + kRateSamples));
+}
+
+}  // namespace
+}  // namespace posenc
