@@ -43,8 +43,8 @@ bool RoundFastValue(double y, DType dtype, uint64_t* bits) {
 
 struct EncodingPlan::AngleTable {
   std::once_flag once;
-  uint32_t step = 0;  // K; 0: path not used
-  size_t padded = 0;  // row stride of sin_j / cos_j
+  uint32_t step = 0;                 // K; 0: path not used
+  size_t padded = 0;                 // row stride of sin_j / cos_j
   std::vector<double> sin_j, cos_j;  // [j * padded + i] = sin/cos(j * f_i)
 };
 
@@ -270,13 +270,12 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
         const uint32_t j = p - p0;
         ctx.pos = p;
         ctx.row = row;
-        if (p == 0 ||
-            !Float32RowFromAnchorSimd(
-                s0.data(), c0.data(),
-                j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded],
-                &t->cos_j[size_t{j} * t->padded], fast_columns_, half_,
-                spec_.layout, reinterpret_cast<float*>(row), stream, slow,
-                &ctx)) {
+        if (p == 0 || !Float32RowFromAnchorSimd(
+                          s0.data(), c0.data(),
+                          j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded],
+                          &t->cos_j[size_t{j} * t->padded], fast_columns_,
+                          half_, spec_.layout, reinterpret_cast<float*>(row),
+                          stream, slow, &ctx)) {
           ComputeRow(p, row);
           continue;
         }
