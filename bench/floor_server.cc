@@ -52,8 +52,8 @@ namespace {
 constexpr int kResponseHeaderBytes = 4096;
 constexpr uint64_t kMaxDistinctBytes = uint64_t{1} << 30;
 
-using RawFloor = Floor::WithRawCallbackMethod_Unary<
-    Floor::WithRawCallbackMethod_Stream<
+using RawFloor =
+    Floor::WithRawCallbackMethod_Unary<Floor::WithRawCallbackMethod_Stream<
         Floor::WithCallbackMethod_Stats<Floor::Service>>>;
 
 bool Parse(const grpc::ByteBuffer* raw, FloorRequest* request) {
@@ -73,8 +73,8 @@ class FloorService final : public RawFloor {
     FloorRequest request;
     if (!Parse(raw, &request) || request.bytes() > max_bytes_) {
       unary_errors_.fetch_add(1, std::memory_order_relaxed);
-      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                   "bad FloorRequest"));
+      reactor->Finish(
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad FloorRequest"));
       return reactor;
     }
     grpc::Slice reply = Reply(request.bytes());
@@ -90,8 +90,8 @@ class FloorService final : public RawFloor {
     auto* stream = new Writer(this, context);
     FloorRequest request;
     if (!Parse(raw, &request) || request.bytes() > max_bytes_) {
-      stream->FinishWith(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                      "bad FloorRequest"));
+      stream->FinishWith(
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad FloorRequest"));
     } else if (request.distinct()) {
       if (uint64_t{request.bytes()} * request.messages() > kMaxDistinctBytes) {
         stream->FinishWith(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -246,12 +246,13 @@ int PrintStatsOf(const std::string& target) {
                  status.error_message().c_str());
     return 1;
   }
-  std::printf("unary_ok %llu unary_errors %llu stream_ok %llu "
-              "stream_errors %llu\n",
-              static_cast<unsigned long long>(reply.unary_ok()),
-              static_cast<unsigned long long>(reply.unary_errors()),
-              static_cast<unsigned long long>(reply.stream_ok()),
-              static_cast<unsigned long long>(reply.stream_errors()));
+  std::printf(
+      "unary_ok %llu unary_errors %llu stream_ok %llu "
+      "stream_errors %llu\n",
+      static_cast<unsigned long long>(reply.unary_ok()),
+      static_cast<unsigned long long>(reply.unary_errors()),
+      static_cast<unsigned long long>(reply.stream_ok()),
+      static_cast<unsigned long long>(reply.stream_errors()));
   return 0;
 }
 
@@ -279,8 +280,8 @@ int main(int argc, char** argv) {
                            grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(4 << 20);
-  builder.SetMaxSendMessageSize(static_cast<int>(
-      max_bytes + posenc::bench::kResponseHeaderBytes));
+  builder.SetMaxSendMessageSize(
+      static_cast<int>(max_bytes + posenc::bench::kResponseHeaderBytes));
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(
       GRPC_ARG_MAX_CONCURRENT_STREAMS,
