@@ -27,7 +27,7 @@ bool TableCache::ReserveLocked(uint64_t bytes) {
   return true;
 }
 
-void TableCache::EraseLocked(const TableSpec& spec) {
+void TableCache::EraseLocked(TableSpec spec) {
   auto it = entries_.find(spec);
   resident_bytes_ -= it->second.table->size_bytes();
   lru_.erase(it->second.lru_pos);

@@ -85,7 +85,9 @@ class TableCache {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Evicts LRU entries until `bytes` more fit; false if they cannot.
   bool ReserveLocked(uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void EraseLocked(const TableSpec& spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `spec` by value: callers pass references into lru_, whose node
+  // this frees.
+  void EraseLocked(TableSpec spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void InsertLocked(std::shared_ptr<const Table> table)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
