@@ -1,6 +1,6 @@
 #include "server/tensor_message.h"
 
-#include <string>
+#include <cassert>
 
 #include "common/proto_conversion.h"
 
@@ -9,16 +9,27 @@ namespace {
 
 constexpr uint8_t kVarint = 0, kLengthDelimited = 2;
 
-void PutVarint(std::string& out, uint64_t v) {
+// Varints are at most 10 bytes.
+uint8_t* PutVarint(uint8_t* out, uint64_t v) {
   while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
+    *out++ = static_cast<uint8_t>(v | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<char>(v));
+  *out++ = static_cast<uint8_t>(v);
+  return out;
 }
 
-void PutTag(std::string& out, int field, uint8_t wire_type) {
-  PutVarint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+uint8_t* PutTag(uint8_t* out, int field, uint8_t wire_type) {
+  return PutVarint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
 }
 
 void DeleteTableRef(void* ref) {
@@ -40,28 +51,37 @@ grpc::ByteBuffer EncodeTensorMessage(int tensor_field, uint32_t leading,
                                      DType dtype,
                                      std::initializer_list<uint32_t> shape,
                                      grpc::Slice data) {
-  // Tensor { dtype = 1; repeated uint32 shape = 2 (packed); bytes data = 3 }
-  std::string tensor;
-  PutTag(tensor, 1, kVarint);
-  PutVarint(tensor, DTypeToProto(dtype));
-  std::string packed;
-  for (uint32_t dim : shape) PutVarint(packed, dim);
-  PutTag(tensor, 2, kLengthDelimited);
-  PutVarint(tensor, packed.size());
-  tensor += packed;
-  PutTag(tensor, 3, kLengthDelimited);
-  PutVarint(tensor, data.size());
-
-  std::string header;
+  // Everything but the data bytes, written once into a stack buffer (this
+  // runs once per streamed message): [field 1 = leading] tag(tensor_field)
+  // len, then Tensor { dtype = 1; repeated uint32 shape = 2 (packed);
+  // bytes data = 3 } up to the data's length prefix.
+  constexpr size_t kMaxDims = 2;  // [d] or [rows, d]
+  assert(shape.size() <= kMaxDims);
+  size_t packed_size = 0;
+  for (uint32_t dim : shape) packed_size += VarintSize(dim);
+  const uint64_t dtype_value = DTypeToProto(dtype);
+  const size_t tensor_size = 1 + VarintSize(dtype_value) + 1 +
+                             VarintSize(packed_size) + packed_size + 1 +
+                             VarintSize(data.size()) + data.size();
+  // At most 7 tags and varints of <= 10 bytes each, plus the dimensions.
+  uint8_t header[7 * 11 + 10 * kMaxDims];
+  uint8_t* p = header;
   if (tensor_field != 1 && leading != 0) {
-    PutTag(header, 1, kVarint);
-    PutVarint(header, leading);
+    p = PutTag(p, 1, kVarint);
+    p = PutVarint(p, leading);
   }
-  PutTag(header, tensor_field, kLengthDelimited);
-  PutVarint(header, tensor.size() + data.size());
-  header += tensor;
+  p = PutTag(p, tensor_field, kLengthDelimited);
+  p = PutVarint(p, tensor_size);
+  p = PutTag(p, 1, kVarint);
+  p = PutVarint(p, dtype_value);
+  p = PutTag(p, 2, kLengthDelimited);
+  p = PutVarint(p, packed_size);
+  for (uint32_t dim : shape) p = PutVarint(p, dim);
+  p = PutTag(p, 3, kLengthDelimited);
+  p = PutVarint(p, data.size());
 
-  grpc::Slice slices[2] = {grpc::Slice(header), std::move(data)};
+  grpc::Slice slices[2] = {grpc::Slice(header, static_cast<size_t>(p - header)),
+                           std::move(data)};
   return grpc::ByteBuffer(slices, 2);
 }
 
