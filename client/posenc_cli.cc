@@ -7,8 +7,12 @@
 //   posenc stats
 //   posenc health
 //
-// Every command takes --target host:port (default 127.0.0.1:50051) and
-// --timeout seconds (default 30). Spec options: --base, --dtype, --layout,
+// Every command takes --target host:port (default 127.0.0.1:50051),
+// --timeout seconds (default 30) and, for a TLS server, --tls-ca FILE
+// (the CA that signed the server's certificate), --tls-cert FILE and
+// --tls-key FILE (a client certificate, for mutual TLS) and
+// --tls-server-name NAME (when the certificate does not name the target's
+// host). Spec options: --base, --dtype, --layout,
 // --frequency. Without -o, values are printed as CSV on stdout.
 // Exit status: 0 on success, 1 on any RPC or I/O error (the status is printed
 // on stderr), 2 on a usage error; `health` exits 1 unless SERVING.
@@ -30,6 +34,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: posenc <table|rows|gather|stats|health> [options]\n"
     "  common:  --target host:port (127.0.0.1:50051)  --timeout seconds (30)\n"
+    "  TLS:     --tls-ca FILE [--tls-cert FILE --tls-key FILE] "
+    "[--tls-server-name NAME]\n"
     "  spec:    --d N --max-len N [--base 10000] [--dtype float32|float64|"
     "float16|bfloat16]\n"
     "           [--layout interleaved|concat_sin_cos|concat_cos_sin] "
@@ -38,7 +44,8 @@ constexpr char kUsage[] =
     "  rows:    spec [--start S] [--end E] [--rows-per-batch R] [-o FILE]\n"
     "  gather:  spec --positions 0,5,9 [-o FILE]\n";
 
-const std::vector<std::string> kCommon = {"target", "timeout"};
+const std::vector<std::string> kCommon = {
+    "target", "timeout", "tls-ca", "tls-cert", "tls-key", "tls-server-name"};
 const std::vector<std::string> kSpec = {"d",      "max-len",   "base",  "dtype",
                                         "layout", "frequency", "output"};
 
@@ -94,6 +101,15 @@ int Run(int argc, char** argv) {
   PosencClient::Options options;
   options.target = args->GetString("target", options.target);
   options.timeout = absl::Seconds(*timeout);
+  if (args->Has("tls-ca") || args->Has("tls-cert") || args->Has("tls-key")) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        TlsCredentials(args->GetString("tls-ca", ""),
+                       args->GetString("tls-cert", ""),
+                       args->GetString("tls-key", ""));
+    if (!credentials.ok()) return Usage(credentials.status());
+    options.credentials = *credentials;
+  }
+  options.tls_server_name = args->GetString("tls-server-name", "");
   PosencClient client(options);
 
   if (command == "health") {

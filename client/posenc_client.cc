@@ -4,6 +4,8 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,12 +14,55 @@
 #include "common/proto_conversion.h"
 
 namespace posenc {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  if (!in || contents.str().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read the ", what, " file '", path, "'"));
+  }
+  return contents.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(
+    const std::string& ca_path, const std::string& cert_path,
+    const std::string& key_path) {
+  if (cert_path.empty() != key_path.empty()) {
+    return absl::InvalidArgumentError(
+        "a client certificate needs both its certificate and its key file");
+  }
+  grpc::SslCredentialsOptions ssl;
+  if (!ca_path.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile(ca_path, "TLS CA");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+  }
+  if (!cert_path.empty()) {
+    absl::StatusOr<std::string> cert =
+        ReadFile(cert_path, "TLS client certificate");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadFile(key_path, "TLS client key");
+    if (!key.ok()) return key.status();
+    ssl.pem_cert_chain = *cert;
+    ssl.pem_private_key = *key;
+  }
+  return grpc::SslCredentials(ssl);
+}
 
 PosencClient::PosencClient(Options options) : options_(std::move(options)) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options_.max_receive_bytes);
   if (!options_.lb_policy.empty()) {
     args.SetLoadBalancingPolicyName(options_.lb_policy);
+  }
+  if (!options_.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options_.tls_server_name);
   }
   channel_ = grpc::CreateCustomChannel(options_.target,
                                        options_.credentials

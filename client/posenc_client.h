@@ -29,6 +29,14 @@
 
 namespace posenc {
 
+// TLS channel credentials from PEM files. `ca_path` verifies the server
+// (empty: the system's roots); `cert_path` and `key_path` present a client
+// certificate for mutual TLS (both or neither). INVALID_ARGUMENT naming the
+// file when one cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(
+    const std::string& ca_path, const std::string& cert_path,
+    const std::string& key_path);
+
 class PosencClient {
  public:
   struct Options {
@@ -38,8 +46,12 @@ class PosencClient {
     absl::Duration timeout = absl::Seconds(30);
     // Largest response message accepted; tables can be large.
     int max_receive_bytes = 1 << 30;
-    // Channel credentials; null means plaintext.
+    // Channel credentials; null means plaintext. See TlsCredentials.
     std::shared_ptr<grpc::ChannelCredentials> credentials;
+    // With TLS: the name the server's certificate must carry, when it is
+    // not the host of `target` (e.g. target 127.0.0.1, certificate for
+    // posenc.internal). Empty checks against the target's host.
+    std::string tls_server_name;
     // gRPC load-balancing policy ("round_robin"); empty keeps pick_first.
     std::string lb_policy;
     // Wait for a ready connection instead of failing fast when none is up.

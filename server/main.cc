@@ -1,6 +1,7 @@
 // posenc_server: parses flags into ServerOptions, runs the server until
 // SIGTERM or SIGINT, then drains gracefully and exits 0.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +41,20 @@ ABSL_FLAG(double, grace_seconds, kDefaults.grace_seconds,
           "on SIGTERM/SIGINT, seconds in-flight calls may take to finish "
           "before they are cancelled");
 
+ABSL_FLAG(std::string, metrics_listen, kDefaults.metrics_listen,
+          "host:port serving Prometheus metrics at http://host:port/metrics "
+          "(empty = off; port 0 picks a free port)");
+ABSL_FLAG(std::string, tls_cert, kDefaults.tls_cert,
+          "PEM server certificate chain; with --tls_key, serve TLS only");
+ABSL_FLAG(std::string, tls_key, kDefaults.tls_key,
+          "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, kDefaults.tls_client_ca,
+          "PEM CA bundle; when set, clients must present a certificate it "
+          "signed (mutual TLS)");
+ABSL_FLAG(bool, channelz, kDefaults.channelz,
+          "serve grpc.channelz.v1.Channelz (connection and call counters) on "
+          "the gRPC port");
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Serves sinusoidal positional-encoding tables over gRPC "
@@ -65,6 +80,11 @@ int main(int argc, char** argv) {
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options.channelz = absl::GetFlag(FLAGS_channelz);
 
   absl::StatusOr<std::unique_ptr<posenc::PosencServer>> server =
       posenc::PosencServer::Create(options);
@@ -74,10 +94,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   posenc::Log("INFO",
-              "posenc_server listening on %s (port %d) cache_bytes=%u "
+              "posenc_server listening on %s (port %d) pid=%d cache_bytes=%u "
               "max_message_bytes=%u grace_seconds=%g",
-              options.listen, (*server)->port(), options.cache_bytes,
-              options.max_message_bytes, options.grace_seconds);
+              options.listen, (*server)->port(), static_cast<int>(getpid()),
+              options.cache_bytes, options.max_message_bytes,
+              options.grace_seconds);
+  posenc::Log("INFO", "transport: %s",
+              options.tls_cert.empty()        ? "plaintext"
+              : options.tls_client_ca.empty() ? "TLS"
+                                              : "mutual TLS");
+  if ((*server)->metrics_port() != 0) {
+    posenc::Log("INFO", "metrics at http://%s/metrics (metrics_port %d)",
+                options.metrics_listen, (*server)->metrics_port());
+  }
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);

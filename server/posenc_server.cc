@@ -1,15 +1,19 @@
 #include "server/posenc_server.h"
 
+#include <grpcpp/ext/channelz_service_plugin.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "server/log.h"
+#include "server/metrics.h"
 
 namespace posenc {
 namespace {
@@ -17,9 +21,45 @@ namespace {
 // Headroom for a response's non-tensor fields above --max_message_bytes.
 constexpr int kResponseHeaderBytes = 4096;
 
+absl::StatusOr<std::string> ReadPemFile(const std::string& path,
+                                        const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  if (!in || contents.str().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read '", path, "'"));
+  }
+  return contents.str();
+}
+
+// Plaintext, TLS, or mutual TLS, from the tls_* options.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
+    const ServerOptions& options) {
+  if (options.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  absl::StatusOr<std::string> cert =
+      ReadPemFile(options.tls_cert, "--tls_cert");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPemFile(options.tls_key, "--tls_key");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl(
+      GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!options.tls_client_ca.empty()) {
+    absl::StatusOr<std::string> ca =
+        ReadPemFile(options.tls_client_ca, "--tls_client_ca");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request =
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
 }  // namespace
 
-PosencServer::PosencServer(const ServerOptions& options) : options_(options) {}
+PosencServer::PosencServer(const ServerOptions& options)
+    : options_(options), start_time_(absl::Now()) {}
 
 absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
     const ServerOptions& options) {
@@ -40,12 +80,16 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   limits.max_message_bytes = options.max_message_bytes;
   server->service_ = std::make_unique<PositionalEncodingService>(
       limits, server->cache_.get(), server->pool_.get(), &server->stats_);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeCredentials(options);
+  if (!credentials.ok()) return credentials.status();
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // A process-wide plugin: once enabled, every server built later has it.
+  if (options.channelz) grpc::channelz::experimental::InitChannelzService();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
-                           &server->port_);
+  builder.AddListeningPort(options.listen, *credentials, &server->port_);
   builder.RegisterService(server->service_.get());
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
   builder.SetMaxSendMessageSize(
@@ -60,6 +104,14 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen,
                      " (address in use, or not an address of this host)"));
+  }
+  if (!options.metrics_listen.empty()) {
+    PosencServer* self = server.get();
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics =
+        MetricsHttpServer::Start(options.metrics_listen,
+                                 [self] { return self->RenderMetrics(); });
+    if (!metrics.ok()) return metrics.status();
+    server->metrics_ = std::move(*metrics);
   }
   server->server_->GetHealthCheckService()->SetServingStatus(true);
   return server;
@@ -81,10 +133,25 @@ void PosencServer::Shutdown() {
 
 void PosencServer::Wait() { server_->Wait(); }
 
+int PosencServer::metrics_port() const {
+  return metrics_ != nullptr ? metrics_->port() : 0;
+}
+
+std::string PosencServer::RenderMetrics() const {
+  MetricsInput input;
+  input.methods = &stats_;
+  input.cache = cache_->GetStats();
+  input.uptime_seconds = absl::ToDoubleSeconds(absl::Now() - start_time_);
+  input.version = POSENC_VERSION;
+  return posenc::RenderMetrics(input);
+}
+
 PosencServer::~PosencServer() {
-  // Members then go in reverse order: the server before the service, the
-  // pool and the cache it used; no call is left holding a pool task.
+  // Members then go in reverse order: the metrics page, the server before
+  // the service, the pool and the cache it used; no call is left holding a
+  // pool task.
   if (server_ != nullptr) Shutdown();
+  metrics_.reset();
 }
 
 }  // namespace posenc

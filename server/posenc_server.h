@@ -15,6 +15,7 @@
 #include "core/table_cache.h"
 #include "server/compute_pool.h"
 #include "server/method_stats.h"
+#include "server/metrics_server.h"
 #include "server/posenc_service.h"
 #include "server/server_options.h"
 
@@ -31,7 +32,11 @@ class PosencServer {
 
   // The bound port (useful with a :0 listen address).
   int port() const { return port_; }
+  // The bound metrics port; 0 when metrics_listen is empty.
+  int metrics_port() const;
   const ServerOptions& options() const { return options_; }
+  // The Prometheus /metrics page, as served on metrics_listen.
+  std::string RenderMetrics() const;
   TableCache& cache() { return *cache_; }
 
   // Graceful stop: health goes NOT_SERVING, new calls are refused, in-flight
@@ -46,12 +51,15 @@ class PosencServer {
   explicit PosencServer(const ServerOptions& options);
 
   const ServerOptions options_;
+  const absl::Time start_time_;
   std::unique_ptr<TableCache> cache_;
   std::unique_ptr<ComputePool> pool_;
   MethodStats stats_;
   std::unique_ptr<PositionalEncodingService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  // Reset first by the destructor, so a scrape never sees a dead cache.
+  std::unique_ptr<MetricsHttpServer> metrics_;
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };

@@ -1,7 +1,8 @@
 // PositionalEncodingService: the gRPC adapter for posenc.v1.PositionalEncoding.
 //
-// Thin: it parses requests, calls core/ (validation, cache, encoding), and
-// converts absl::Status to grpc::Status once. Table methods are raw
+// Thin: it plans each request with server/request_handler.h (parsing and
+// validation), calls core/ (cache, encoding), and converts absl::Status to
+// grpc::Status once. Table methods are raw
 // (ByteBuffer) callback methods so that a cache hit is sent from the cached
 // bytes without a copy; GetStats is a typed callback method.
 //
@@ -22,14 +23,9 @@
 #include "posenc/v1/posenc.grpc.pb.h"
 #include "server/compute_pool.h"
 #include "server/method_stats.h"
+#include "server/request_handler.h"
 
 namespace posenc {
-
-struct ServiceLimits {
-  SpecLimits spec;
-  uint32_t max_rows_per_request = 65536;
-  uint64_t max_message_bytes = uint64_t{64} << 20;
-};
 
 using RawTableMethods = v1::PositionalEncoding::WithRawCallbackMethod_GetTable<
     v1::PositionalEncoding::WithRawCallbackMethod_StreamRows<

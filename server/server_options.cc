@@ -55,6 +55,27 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--grace_seconds must be finite and >= 0, got ", o.grace_seconds));
   }
+  if (!o.metrics_listen.empty()) {
+    const size_t mc = o.metrics_listen.rfind(':');
+    uint32_t mport = 0;
+    if (mc == std::string::npos || mc == 0 ||
+        !absl::SimpleAtoi(absl::string_view(o.metrics_listen).substr(mc + 1),
+                          &mport) ||
+        mport > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--metrics_listen must be host:port (e.g. 127.0.0.1:9090) or empty, "
+          "got '",
+          o.metrics_listen, "'"));
+    }
+  }
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key must be given together");
+  }
+  if (!o.tls_client_ca.empty() && o.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_client_ca needs --tls_cert and --tls_key");
+  }
   return absl::OkStatus();
 }
 

@@ -32,6 +32,17 @@ struct ServerOptions {
   // On SIGTERM/SIGINT, how long in-flight calls may take to finish before
   // they are cancelled.
   double grace_seconds = 10.0;
+  // host:port serving Prometheus metrics over HTTP at /metrics; empty
+  // disables it. Port 0 picks a free port (see PosencServer::metrics_port).
+  std::string metrics_listen;
+  // PEM files. With tls_cert and tls_key the gRPC port speaks TLS only;
+  // with tls_client_ca too, clients must present a certificate signed by
+  // that CA (mutual TLS).
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  // Registers grpc.channelz.v1.Channelz on the gRPC port.
+  bool channelz = false;
 };
 
 // OK, or INVALID_ARGUMENT naming the option and its valid range.

@@ -1,0 +1,170 @@
+#include "server/request_handler.h"
+
+#include <grpcpp/support/proto_buffer_reader.h>
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/proto_conversion.h"
+#include "core/encoding.h"
+#include "core/request_limits.h"
+#include "posenc/v1/posenc.pb.h"
+#include "server/tensor_message.h"
+
+namespace posenc {
+namespace {
+
+// The validated spec of a request's `spec` field.
+absl::StatusOr<TableSpec> ResolveSpec(const v1::TableSpec& proto,
+                                      const SpecLimits& limits) {
+  absl::StatusOr<TableSpec> spec = SpecFromProto(proto);
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = ValidateSpec(*spec, limits); !s.ok()) return s;
+  return spec;
+}
+
+template <typename Request>
+absl::StatusOr<RangePlan> PlanRange(const grpc::ByteBuffer& raw,
+                                    const ServiceLimits& limits,
+                                    bool rows_stream) {
+  Request request;
+  if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
+  absl::StatusOr<TableSpec> spec = ResolveSpec(request.spec(), limits.spec);
+  if (!spec.ok()) return spec.status();
+  RangePlan plan;
+  plan.spec = *spec;
+  plan.start = request.start();
+  plan.end = request.has_end() ? request.end() : spec->max_len;
+  if (absl::Status s = ValidateRange(plan.start, plan.end, spec->max_len);
+      !s.ok()) {
+    return s;
+  }
+  if (rows_stream) {
+    plan.rows_per_message = 1;
+    if (absl::Status s =
+            CheckMessageSize(spec->row_bytes(), limits.max_message_bytes,
+                             "one row", "raise --max_message_bytes");
+        !s.ok()) {
+      return s;
+    }
+  } else {
+    uint32_t requested = 0;
+    if constexpr (std::is_same_v<Request, v1::StreamBatchesRequest>) {
+      requested = request.rows_per_batch();
+    }
+    absl::StatusOr<uint32_t> rows = ResolveRowsPerBatch(
+        requested, spec->row_bytes(), limits.max_message_bytes);
+    if (!rows.ok()) return rows.status();
+    plan.rows_per_message = *rows;
+  }
+  return plan;
+}
+
+}  // namespace
+
+absl::Status ParseRequest(const grpc::ByteBuffer& raw,
+                          google::protobuf::MessageLite* request) {
+  grpc::ByteBuffer copy(raw);  // shares the slices; the reader consumes it
+  grpc::ProtoBufferReader reader(&copy);
+  if (!request->ParseFromZeroCopyStream(&reader)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request is not a valid ", request->GetTypeName()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TableSpec> PlanGetTable(const grpc::ByteBuffer& raw,
+                                       const ServiceLimits& limits) {
+  v1::GetTableRequest request;
+  if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
+  absl::StatusOr<TableSpec> spec = ResolveSpec(request.spec(), limits.spec);
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = CheckMessageSize(
+          spec->table_bytes(), limits.max_message_bytes, "the table",
+          "use StreamBatches to receive it in parts");
+      !s.ok()) {
+    return s;
+  }
+  return spec;
+}
+
+absl::StatusOr<RangePlan> PlanStreamRows(const grpc::ByteBuffer& raw,
+                                         const ServiceLimits& limits) {
+  return PlanRange<v1::StreamRowsRequest>(raw, limits, /*rows_stream=*/true);
+}
+
+absl::StatusOr<RangePlan> PlanStreamBatches(const grpc::ByteBuffer& raw,
+                                            const ServiceLimits& limits) {
+  return PlanRange<v1::StreamBatchesRequest>(raw, limits,
+                                             /*rows_stream=*/false);
+}
+
+absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
+                                       const ServiceLimits& limits) {
+  v1::GetRowsRequest request;
+  if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
+  absl::StatusOr<TableSpec> spec = ResolveSpec(request.spec(), limits.spec);
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = ValidatePositions(request.positions(), spec->max_len,
+                                         limits.max_rows_per_request);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckMessageSize(
+          uint64_t(request.positions_size()) * spec->row_bytes(),
+          limits.max_message_bytes, "the rows", "ask for fewer positions");
+      !s.ok()) {
+    return s;
+  }
+  GatherPlan plan;
+  plan.spec = *spec;
+  plan.positions = std::move(*request.mutable_positions());
+  return plan;
+}
+
+grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
+                                       std::shared_ptr<const Table> table,
+                                       int threads) {
+  grpc::Slice data;
+  if (table != nullptr) {
+    data = TableSlice(std::move(table)).sub(0, spec.table_bytes());
+  } else {  // not cacheable: compute just for this call
+    data = NewSlice(spec.table_bytes());
+    ComputeRowsParallel(spec, 0, spec.max_len, MutableData(data), threads);
+  }
+  return EncodeTensorMessage(1, 0, spec.dtype, {spec.max_len, spec.d},
+                             std::move(data));
+}
+
+grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
+                                      const Table* table) {
+  const auto& positions = plan.positions;
+  const size_t row_bytes = plan.spec.row_bytes();
+  grpc::Slice data = NewSlice(positions.size() * row_bytes);
+  std::byte* out = MutableData(data);
+  if (table != nullptr) {
+    for (int k = 0; k < positions.size(); ++k) {
+      std::memcpy(out + k * row_bytes,
+                  table->data() + size_t{positions[k]} * row_bytes, row_bytes);
+    }
+  } else {
+    ComputePositions(plan.spec, positions, out);
+  }
+  return EncodeTensorMessage(
+      1, 0, plan.spec.dtype,
+      {static_cast<uint32_t>(positions.size()), plan.spec.d}, std::move(data));
+}
+
+grpc::ByteBuffer BuildRangeMessage(const RangePlan& plan, bool rows_stream,
+                                   uint32_t first, uint32_t rows,
+                                   grpc::Slice data) {
+  if (rows_stream) {
+    return EncodeTensorMessage(2, first, plan.spec.dtype, {plan.spec.d},
+                               std::move(data));
+  }
+  return EncodeTensorMessage(2, first, plan.spec.dtype, {rows, plan.spec.d},
+                             std::move(data));
+}
+
+}  // namespace posenc

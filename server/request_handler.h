@@ -1,0 +1,84 @@
+// Request planning for the table methods, with no server and no call: parse
+// a raw request, validate it against the limits, describe the answer; and
+// build the answer's wire bytes from a table (zero-copy when the table is
+// cached). PositionalEncodingService calls these from its gRPC handlers;
+// fuzz/ calls them on arbitrary bytes.
+//
+// Pure functions of their arguments; thread-safe.
+#ifndef POSENC_SERVER_REQUEST_HANDLER_H_
+#define POSENC_SERVER_REQUEST_HANDLER_H_
+
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/table.h"
+#include "core/table_spec.h"
+#include "google/protobuf/message_lite.h"
+#include "google/protobuf/repeated_field.h"
+
+namespace posenc {
+
+struct ServiceLimits {
+  SpecLimits spec;
+  uint32_t max_rows_per_request = 65536;
+  uint64_t max_message_bytes = uint64_t{64} << 20;
+};
+
+// Rows [start, end) of a table, rows_per_message rows per streamed message.
+struct RangePlan {
+  TableSpec spec;
+  uint32_t start = 0;
+  uint32_t end = 0;
+  uint32_t rows_per_message = 1;
+};
+
+// Rows at `positions` of a table, as one message.
+struct GatherPlan {
+  TableSpec spec;
+  google::protobuf::RepeatedField<uint32_t> positions;
+};
+
+// Parses `raw` into `request`; INVALID_ARGUMENT naming the type when the
+// bytes are not a valid message. Allocation is bounded by the request size
+// (gRPC limits it with --max_request_bytes).
+absl::Status ParseRequest(const grpc::ByteBuffer& raw,
+                          google::protobuf::MessageLite* request);
+
+// Each Plan* parses a raw request of its method and validates it. Errors:
+// INVALID_ARGUMENT (malformed or over a limit), OUT_OF_RANGE (a position
+// past max_len), RESOURCE_EXHAUSTED (the answer exceeds max_message_bytes).
+absl::StatusOr<TableSpec> PlanGetTable(const grpc::ByteBuffer& raw,
+                                       const ServiceLimits& limits);
+absl::StatusOr<RangePlan> PlanStreamRows(const grpc::ByteBuffer& raw,
+                                         const ServiceLimits& limits);
+absl::StatusOr<RangePlan> PlanStreamBatches(const grpc::ByteBuffer& raw,
+                                            const ServiceLimits& limits);
+absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
+                                       const ServiceLimits& limits);
+
+// The GetTableResponse for `spec`: the bytes of `table` without a copy when
+// it is non-null (a cached table covering spec), else computed here with up
+// to `threads` threads.
+grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
+                                       std::shared_ptr<const Table> table,
+                                       int threads);
+
+// The GetRowsResponse for `plan`: gathered from `table` when non-null, else
+// computed here.
+grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
+                                      const Table* table);
+
+// One StreamRowsResponse (rows_per_message == 1) or StreamBatchesResponse
+// carrying rows [first, first + rows) of plan.spec, whose bytes are `data`.
+grpc::ByteBuffer BuildRangeMessage(const RangePlan& plan, bool rows_stream,
+                                   uint32_t first, uint32_t rows,
+                                   grpc::Slice data);
+
+}  // namespace posenc
+
+#endif  // POSENC_SERVER_REQUEST_HANDLER_H_
