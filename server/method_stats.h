@@ -55,6 +55,15 @@ class MethodStats {
 
   Counts Get(Method method) const;
 
+  // Calls of every method started and not yet ended.
+  int64_t TotalInFlight() const {
+    int64_t total = 0;
+    for (const PerMethod& m : methods_) {
+      total += m.in_flight.load(std::memory_order_relaxed);
+    }
+    return total;
+  }
+
   struct Snapshot {
     std::array<uint64_t, kStatusCodeCount> by_code{};
     // Non-cumulative counts per bucket; the last one is +Inf.

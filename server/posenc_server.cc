@@ -121,13 +121,19 @@ void PosencServer::Shutdown() {
   absl::MutexLock lock(&shutdown_mu_);
   if (shut_down_) return;
   shut_down_ = true;
-  // Health first, so load balancers stop routing here; grpc::Server's
-  // Shutdown then refuses new calls and drains the rest until the deadline.
+  // Health first, so load balancers stop routing here; new table calls get
+  // UNAVAILABLE while the ones in flight have up to the grace period.
   server_->GetHealthCheckService()->SetServingStatus(false);
-  const auto deadline = std::chrono::system_clock::now() +
-                        std::chrono::microseconds(
-                            static_cast<int64_t>(options_.grace_seconds * 1e6));
-  server_->Shutdown(deadline);
+  service_->StartDraining();
+  const absl::Time deadline =
+      absl::Now() + absl::Seconds(options_.grace_seconds);
+  while (stats_.TotalInFlight() > 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  // grpc::Server::Shutdown waits for every client connection to close until
+  // its deadline, even idle ones, so it gets a deadline that has passed: it
+  // cancels what is left and closes the connections now.
+  server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
 }
 

@@ -15,6 +15,11 @@
 namespace posenc {
 namespace {
 
+absl::Status ShuttingDown() {
+  return absl::UnavailableError(
+      "posenc is shutting down; retry on another replica");
+}
+
 // Counts one call in MethodStats from its start to its end, and logs its
 // failure. Logs carry the status (which may quote offending field values)
 // but never a table value.
@@ -154,7 +159,8 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
     grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetTable);
-  absl::StatusOr<TableSpec> spec = PlanGetTable(*raw, limits_);
+  absl::StatusOr<TableSpec> spec =
+      draining_ ? ShuttingDown() : PlanGetTable(*raw, limits_);
   if (!spec.ok()) {
     FinishUnary(reactor, *record, spec.status(), 0);
     return reactor;
@@ -178,7 +184,7 @@ PositionalEncodingService::StreamRows(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* raw) {
   auto* stream =
       new TableStream(Method::kStreamRows, context, cache_, pool_, stats_);
-  stream->Start(PlanStreamRows(*raw, limits_));
+  stream->Start(draining_ ? ShuttingDown() : PlanStreamRows(*raw, limits_));
   return stream;
 }
 
@@ -187,7 +193,7 @@ PositionalEncodingService::StreamBatches(grpc::CallbackServerContext* context,
                                          const grpc::ByteBuffer* raw) {
   auto* stream =
       new TableStream(Method::kStreamBatches, context, cache_, pool_, stats_);
-  stream->Start(PlanStreamBatches(*raw, limits_));
+  stream->Start(draining_ ? ShuttingDown() : PlanStreamBatches(*raw, limits_));
   return stream;
 }
 
@@ -196,7 +202,8 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
     grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetRows);
-  absl::StatusOr<GatherPlan> planned = PlanGetRows(*raw, limits_);
+  absl::StatusOr<GatherPlan> planned =
+      draining_ ? ShuttingDown() : PlanGetRows(*raw, limits_);
   if (!planned.ok()) {
     FinishUnary(reactor, *record, planned.status(), 0);
     return reactor;

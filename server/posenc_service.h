@@ -15,6 +15,7 @@
 #ifndef POSENC_SERVER_POSENC_SERVICE_H_
 #define POSENC_SERVER_POSENC_SERVICE_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "absl/time/time.h"
@@ -55,12 +56,17 @@ class PositionalEncodingService final : public RawTableMethods {
                                      const v1::GetStatsRequest* request,
                                      v1::GetStatsResponse* response) override;
 
+  // From now on table RPCs answer UNAVAILABLE at once (GetStats still
+  // answers), so a draining server finishes only the calls it already has.
+  void StartDraining() { draining_.store(true, std::memory_order_relaxed); }
+
  private:
   const ServiceLimits limits_;
   TableCache* const cache_;
   ComputePool* const pool_;
   MethodStats* const stats_;
   const absl::Time start_time_;
+  std::atomic<bool> draining_{false};
 };
 
 }  // namespace posenc

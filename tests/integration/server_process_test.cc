@@ -164,6 +164,21 @@ TEST(ServerProcessTest, SigintWithShortStream_StreamCompletesThenExitZero) {
   EXPECT_THAT(server.process().Stderr(), HasSubstr("received SIGINT"));
 }
 
+TEST(ServerProcessTest, SigtermWithIdleConnection_ExitsWithoutWaitingGrace) {
+  ServerProcess server({"--grace_seconds=20"});
+  ASSERT_NE(server.port(), 0) << server.process().Stderr();
+  // A client whose connection stays open, idle, after its call.
+  PosencClient client(ClientTo(server.target()));
+  ASSERT_TRUE(client.GetTable(Spec(4, 4)).ok());
+  const absl::Time signalled = absl::Now();
+  server.process().Signal(SIGTERM);
+  std::optional<int> exit_code = server.process().Wait(absl::Seconds(25));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 0);
+  EXPECT_LT(absl::Now() - signalled, absl::Seconds(2))
+      << "an idle connection held the drain";
+}
+
 TEST(ServerProcessTest, InvalidFlag_ExitTwoNamingFlag) {
   Subprocess server({POSENC_SERVER_PATH, "--max_d=1"}, Temp("bad.out"),
                     Temp("bad.err"));
