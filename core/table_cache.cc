@@ -56,7 +56,7 @@ void TableCache::InsertLocked(std::shared_ptr<const Table> table) {
 }
 
 std::shared_ptr<const Table> TableCache::GetIfResident(const TableSpec& spec) {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   std::shared_ptr<const Table> table = FindLocked(spec);
   if (table != nullptr) ++counters_.hits;
   return table;
@@ -65,7 +65,7 @@ std::shared_ptr<const Table> TableCache::GetIfResident(const TableSpec& spec) {
 std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
   std::shared_ptr<Flight> flight;
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (auto table = FindLocked(spec)) {
       ++counters_.hits;
       return table;
@@ -75,8 +75,7 @@ std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
     if (it != flights_.end()) {
       // Another caller is computing this table: wait for its result.
       std::shared_ptr<Flight> theirs = it->second;
-      mu_.Await(absl::Condition(
-          +[](Flight* f) { return f->done; }, theirs.get()));
+      flight_done_.wait(lock, [&theirs] { return theirs->done; });
       return theirs->table;
     }
     if (!Admits(spec) || !ReserveLocked(spec.table_bytes())) return nullptr;
@@ -93,17 +92,18 @@ std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
     table = nullptr;  // waiters and caller fall back to chunked computing
   }
 
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   inflight_bytes_ -= spec.table_bytes();
   flights_.erase(spec);
   if (table != nullptr) InsertLocked(table);
   flight->table = table;
   flight->done = true;
+  flight_done_.notify_all();
   return table;
 }
 
 TableCache::Stats TableCache::GetStats() const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   Stats stats = counters_;
   stats.resident_bytes = resident_bytes_;
   stats.entries = entries_.size();

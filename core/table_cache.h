@@ -16,13 +16,15 @@
 #ifndef POSENC_CORE_TABLE_CACHE_H_
 #define POSENC_CORE_TABLE_CACHE_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <set>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "core/table.h"
 #include "core/table_spec.h"
 
@@ -92,7 +94,10 @@ class TableCache {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  mutable absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it
+  // (Debian's Abseil is not built with TSan annotations).
+  mutable std::mutex mu_;
+  std::condition_variable flight_done_;  // a Flight became done
   absl::flat_hash_map<TableSpec, Entry> entries_ ABSL_GUARDED_BY(mu_);
   // Resident max_lens of each family, for serving shorter tables.
   absl::flat_hash_map<TableSpec, std::set<uint32_t>> families_

@@ -11,27 +11,27 @@ ComputePool::ComputePool(int threads) {
 
 ComputePool::~ComputePool() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  work_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
 void ComputePool::Post(std::function<void()> task) {
-  absl::MutexLock lock(&mu_);
-  tasks_.push_back(std::move(task));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_.push_back(std::move(task));
+  }
+  work_.notify_one();
 }
 
 void ComputePool::Loop() {
   for (;;) {
     std::function<void()> task;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](ComputePool* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) {
-            return p->stopping_ || !p->tasks_.empty();
-          },
-          this));
+      std::unique_lock<std::mutex> lock(mu_);
+      work_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
       if (tasks_.empty()) return;  // stopping, and nothing left to run
       task = std::move(tasks_.front());
       tasks_.pop_front();

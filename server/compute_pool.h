@@ -5,12 +5,14 @@
 #ifndef POSENC_SERVER_COMPUTE_POOL_H_
 #define POSENC_SERVER_COMPUTE_POOL_H_
 
+#include <condition_variable>
 #include <deque>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include "absl/base/thread_annotations.h"
 
 namespace posenc {
 
@@ -30,7 +32,9 @@ class ComputePool {
  private:
   void Loop();
 
-  absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it.
+  std::mutex mu_;
+  std::condition_variable work_;  // a task was posted, or stopping_ set
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
