@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages), builds posenc and runs every
-# test suite: the main ctest run (unit, integration, numerics, interop,
-# replica, hardening), then the suites that need their own build or engine.
-# Ends with one line "N passed, N failed" over all suites; exits non-zero if
-# any test failed.
+# test suite:
+#   1. the Release build and its ctest run (unit, integration, numerics,
+#      interop, replica, hardening with a short soak, deploy, bench configs);
+#   2. the Docker image test (ctest label `docker`; skipped without root);
+#   3. the cache and compute-pool tests under ThreadSanitizer (`tsan` preset);
+#   4. the whole suite under AddressSanitizer + UBSan (`asan` preset);
+#   5. 60 s of libFuzzer over every request type (fuzz/run.sh).
+# Ends with one line "posenc: N passed, N failed" over all of them (a fuzz run
+# counts as one test) and exits non-zero if anything failed.
+# POSENC_QUICK=1 runs step 1 only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,33 +18,61 @@ export CTEST_OUTPUT_ON_FAILURE=1
 
 passed=0
 failed=0
-status=0
 # Runs one ctest invocation and adds its counts to the totals.
 run_ctest() {
-  local log
+  local log line
   log=$(mktemp)
   ctest "$@" 2>&1 | tee "$log"
-  local rc=${PIPESTATUS[0]}
-  local line
-  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' \
+    "$log" | tail -1)
   if [[ -n "$line" ]]; then
     local total bad
     bad=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
     total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
     passed=$((passed + total - bad))
     failed=$((failed + bad))
-  elif ! grep -q "No tests were found" "$log"; then
+  else
+    echo "test.sh: ctest $* ran no test" >&2
     failed=$((failed + 1))
   fi
-  [[ $rc -eq 0 ]] || status=1
   rm -f "$log"
 }
+# Runs a command that is one test (a build, the fuzz run).
+run_step() {
+  local name=$1
+  shift
+  echo "== $name"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    echo "test.sh: $name FAILED" >&2
+    failed=$((failed + 1))
+  fi
+}
+# Configures and builds a preset; a failed build counts as a failed test.
+build() {
+  cmake --preset "$1" >/dev/null && cmake --build --preset "$1"
+}
+phase() { echo; echo "== $1 ($(date -u +%H:%M:%S), ${SECONDS}s so far)"; }
 
-cmake --preset release || exit 1
-cmake --build --preset release || exit 1
-run_ctest --preset release
-run_ctest --test-dir build -L docker
+phase "release build and tests"
+if build release; then
+  run_ctest --preset release
+else
+  failed=$((failed + 1))
+fi
 
-echo
+if [[ "${POSENC_QUICK:-0}" != 1 ]]; then
+  phase "docker image"
+  run_ctest --test-dir build -L docker
+  phase "ThreadSanitizer"
+  if build tsan; then run_ctest --preset tsan; else failed=$((failed + 1)); fi
+  phase "AddressSanitizer + UBSan"
+  if build asan; then run_ctest --preset asan; else failed=$((failed + 1)); fi
+  phase "libFuzzer"
+  run_step "fuzz (60 s)" fuzz/run.sh 60
+fi
+
+phase "done"
 echo "posenc: ${passed} passed, ${failed} failed"
-exit $status
+[[ $failed -eq 0 ]]
