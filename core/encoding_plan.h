@@ -58,8 +58,7 @@ class EncodingPlan {
                       double* c) const;
   // sin/cos(p0 * f_i) of the fast columns into s0/c0 within kFastRelError;
   // false if no SIMD target.
-  bool ComputeAnchor(uint32_t p0, double* s0, double* c0,
-                     uint8_t* risky) const;
+  bool ComputeAnchor(uint32_t p0, double* s0, double* c0, uint8_t* risky) const;
   struct AngleTable;
   const AngleTable& GetAngleTable() const;
 

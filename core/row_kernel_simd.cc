@@ -1,12 +1,12 @@
 // Highway dynamic dispatch: this file is compiled once per target.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/row_kernel_simd.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/cache_control.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 // Keep after highway.h (the include-guard dance of Highway).
-#include "core/row_kernel_simd.h"
 #include "core/angle_addition.h"
+#include "core/row_kernel_simd.h"
 #include "core/sincos_fast.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -240,7 +240,8 @@ HWY_INLINE void Float32RowFromAnchorT(const double* s0, const double* c0,
       uint8_t bits[8] = {};
       hn::StoreMaskBits(du32, undecided, bits);
       for (size_t k = 0; k < valid; ++k) {
-        if ((bits[k / 8] >> (k % 8)) & 1) slow(ctx, i + static_cast<uint32_t>(k));
+        if ((bits[k / 8] >> (k % 8)) & 1)
+          slow(ctx, i + static_cast<uint32_t>(k));
       }
     }
   }
@@ -265,8 +266,8 @@ bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
       Float32RowFromAnchorT<true, true>(s0, c0, sj, cj, columns, half, layout,
                                         row, slow, ctx);
     } else {
-      Float32RowFromAnchorT<false, true>(s0, c0, sj, cj, columns, half,
-                                         layout, row, slow, ctx);
+      Float32RowFromAnchorT<false, true>(s0, c0, sj, cj, columns, half, layout,
+                                         row, slow, ctx);
     }
   } else if (sj == nullptr) {
     Float32RowFromAnchorT<true, false>(s0, c0, sj, cj, columns, half, layout,

@@ -1,6 +1,8 @@
 // The float32 range path (angle addition from anchor rows,
 // core/angle_addition.h): its risky cases against the per-row rigorous path
 // (proven exact, bit for bit) and against the independent MPFR reference.
+#include "core/angle_addition.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <random>
 #include <vector>
 
-#include "core/angle_addition.h"
 #include "core/encoding.h"
 #include "core/exact_frequency.h"
 #include "core/sincos_fast.h"
@@ -96,8 +97,8 @@ TEST(AngleAddition, RangesEqualPerRowPath_EveryDtypeLayoutBase) {
     uint32_t d;
     uint32_t rows;
   };
-  const Case kCases[] = {{2, 200}, {6, 200}, {70, 200}, {512, 80},
-                         {4096, 16}, {65536, 16}};
+  const Case kCases[] = {{2, 200},  {6, 200},   {70, 200},
+                         {512, 80}, {4096, 16}, {65536, 16}};
   const double kBases[] = {1e4, 2.0, 1.0000001, 1e300, 731.25};
   for (const Case& c : kCases) {
     for (double base : kBases) {
@@ -113,12 +114,12 @@ TEST(AngleAddition, RangesEqualPerRowPath_EveryDtypeLayoutBase) {
             const uint32_t n = c.rows;
             // first + count above kMinAngleRows everywhere.
             const uint32_t n16 = std::max<uint32_t>(n, 16);
-            stats.values += CompareRangeWithPerRow(plan, 0, n16, 0,
-                                                   &stats.mismatches);
+            stats.values +=
+                CompareRangeWithPerRow(plan, 0, n16, 0, &stats.mismatches);
             stats.values += CompareRangeWithPerRow(plan, 12345677, n16, 0,
                                                    &stats.mismatches);
-            stats.values += CompareRangeWithPerRow(
-                plan, kMaxPos + 1 - n16, n16, 4, &stats.mismatches);
+            stats.values += CompareRangeWithPerRow(plan, kMaxPos + 1 - n16, n16,
+                                                   4, &stats.mismatches);
           }
         }
       }
@@ -149,14 +150,12 @@ TEST(AngleAddition, StreamedLargeRanges_EqualPerRowPath) {
 // convergents), and for other columns positions found by a scan.
 TEST(AngleAddition, NearZeroCrossings_MatchMpfr) {
   CheckStats stats;
-  const uint32_t kConvergents[] = {355,    103993,  104348,  208341,
-                                   312689, 833719,  1146408, 4272943,
-                                   5419351, 11,     344,     699,
-                                   51819,  52174,   260515,  573204};
+  const uint32_t kConvergents[] = {
+      355,     103993, 104348, 208341, 312689, 833719, 1146408, 4272943,
+      5419351, 11,     344,    699,    51819,  52174,  260515,  573204};
   for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
     for (Layout layout : kLayouts) {
-      const TableSpec spec =
-          MakeSpec(8, 1e4, dtype, layout, Frequency::kPaper);
+      const TableSpec spec = MakeSpec(8, 1e4, dtype, layout, Frequency::kPaper);
       ReferenceFamily ref(spec);
       const EncodingPlan plan(spec);
       const std::vector<FrequencyWords> f = ExactFrequencies(spec);
@@ -187,9 +186,10 @@ TEST(AngleAddition, NearZeroCrossings_MatchMpfr) {
         }
       }
       if (dtype == DType::kFloat32) {
-        std::printf("[numerics] near-zero values undecided by the range "
-                    "path (per-value fallback): %llu\n",
-                    static_cast<unsigned long long>(undecided));
+        std::printf(
+            "[numerics] near-zero values undecided by the range "
+            "path (per-value fallback): %llu\n",
+            static_cast<unsigned long long>(undecided));
         EXPECT_GT(undecided, 0u);
       }
       for (auto [p, column] : hits) {
@@ -256,16 +256,17 @@ TEST(AngleAddition, ErrorBound_MeasuredFarBelowClaim) {
   uint64_t checked = 0;
   for (int k = 0; k < 20000; ++k) {
     const uint32_t i = static_cast<uint32_t>(k % 256);
-    const uint32_t p0 = anchor_dist(rng) * 64, j = (k % 7 == 0) ? 63 : j_dist(rng);
+    const uint32_t p0 = anchor_dist(rng) * 64,
+                   j = (k % 7 == 0) ? 63 : j_dist(rng);
     const FastSinCos a = FastSinCosScalar(p0, f[i].w0, f[i].w1);
     const FastSinCos t = FastSinCosScalar(j, f[i].w0, f[i].w1);
     if (a.risky || t.risky) continue;
     const double ys = AngleAddSin(a.sin, a.cos, t.sin, t.cos);
     const double yc = AngleAddCos(a.sin, a.cos, t.sin, t.cos);
-    const double es = std::fabs(
-        ys - testing::ReferenceValue(1e4, 2 * i, 512, p0 + j, true));
-    const double ec = std::fabs(
-        yc - testing::ReferenceValue(1e4, 2 * i, 512, p0 + j, false));
+    const double es =
+        std::fabs(ys - testing::ReferenceValue(1e4, 2 * i, 512, p0 + j, true));
+    const double ec =
+        std::fabs(yc - testing::ReferenceValue(1e4, 2 * i, 512, p0 + j, false));
     max_err = std::max({max_err, es, ec});
     checked += 2;
   }
