@@ -14,6 +14,15 @@ namespace posenc {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Where pair 0's sin and cos go in a float32 row of `layout` (pair i is then
+// at +2i for kInterleaved, +i otherwise).
+inline float* SinBase(Layout layout, float* row, uint32_t half) {
+  return layout == Layout::kConcatCosSin ? row + half : row;
+}
+inline float* CosBase(Layout layout, float* row, uint32_t half) {
+  return layout == Layout::kConcatSinCos ? row + half : row;
+}
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 #define POSENC_SIMD_FMA 1
 #else
@@ -74,18 +83,8 @@ bool Float32RowSimdImpl(const double* w0, const double* w1, uint32_t columns,
   const size_t n = hn::Lanes(d);
   const auto p = hn::Set(d, static_cast<double>(pos));
   const auto slack = hn::Set(d, kFastCheckSlack);
-  float* sin_base = row;
-  float* cos_base = row;
-  switch (layout) {
-    case Layout::kInterleaved:
-      break;
-    case Layout::kConcatSinCos:
-      cos_base = row + half;
-      break;
-    case Layout::kConcatCosSin:
-      sin_base = row + half;
-      break;
-  }
+  float* const sin_base = SinBase(layout, row, half);
+  float* const cos_base = CosBase(layout, row, half);
   uint32_t i = 0;
   for (; i + n <= columns; i += n) {
     hn::Vec<decltype(d)> s, c;
@@ -180,18 +179,8 @@ HWY_INLINE void Float32RowFromAnchorT(const double* s0, const double* c0,
   const hn::Rebind<float, decltype(d)> df;
   const hn::RebindToUnsigned<decltype(df)> du32;
   const size_t n = hn::Lanes(d);
-  float* sin_base = row;
-  float* cos_base = row;
-  switch (layout) {
-    case Layout::kInterleaved:
-      break;
-    case Layout::kConcatSinCos:
-      cos_base = row + half;
-      break;
-    case Layout::kConcatCosSin:
-      sin_base = row + half;
-      break;
-  }
+  float* const sin_base = SinBase(layout, row, half);
+  float* const cos_base = CosBase(layout, row, half);
   const auto rel = hn::Set(d, kFastCheckSlack);
   const auto abs_slack = hn::Set(d, kAngleAddCheckSlack);
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
