@@ -6,8 +6,10 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -70,8 +72,10 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
       options.threads > 0
           ? options.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  server->cache_ = std::make_unique<TableCache>(TableCache::Options{
-      .budget_bytes = options.cache_bytes, .compute_threads = threads});
+  TableCache::Options cache_options;
+  cache_options.budget_bytes = options.cache_bytes;
+  cache_options.compute_threads = threads;
+  server->cache_ = std::make_unique<TableCache>(cache_options);
   server->pool_ = std::make_unique<ComputePool>(threads);
   ServiceLimits limits;
   limits.spec.max_d = options.max_d;
@@ -92,8 +96,10 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   builder.AddListeningPort(options.listen, *credentials, &server->port_);
   builder.RegisterService(server->service_.get());
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
-  builder.SetMaxSendMessageSize(
-      static_cast<int>(options.max_message_bytes + kResponseHeaderBytes));
+  // gRPC takes an int; --max_message_bytes may be 2^31 itself.
+  builder.SetMaxSendMessageSize(static_cast<int>(
+      std::min<uint64_t>(options.max_message_bytes + kResponseHeaderBytes,
+                         std::numeric_limits<int>::max())));
   // gRPC enables SO_REUSEPORT by default, which lets a second server bind the
   // same port and silently take half the connections: refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -179,6 +179,18 @@ TEST(ServerProcessTest, SigtermWithIdleConnection_ExitsWithoutWaitingGrace) {
       << "an idle connection held the drain";
 }
 
+TEST(ServerProcessTest, LargestMessageLimit_ServesAndStopsCleanly) {
+  // 2^31 is --max_message_bytes' upper bound; gRPC's send limit is an int.
+  ServerProcess server({"--max_message_bytes=2147483648"});
+  ASSERT_NE(server.port(), 0) << server.process().Stderr();
+  PosencClient client(ClientTo(server.target()));
+  absl::StatusOr<Tensor> table = client.GetTable(Spec(512, 4096));  // 8 MiB
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->data.size(), 512u * 4096 * 4);
+  server.process().Signal(SIGTERM);
+  EXPECT_EQ(server.process().Wait(absl::Seconds(15)), 0);
+}
+
 TEST(ServerProcessTest, InvalidFlag_ExitTwoNamingFlag) {
   Subprocess server({POSENC_SERVER_PATH, "--max_d=1"}, Temp("bad.out"),
                     Temp("bad.err"));
