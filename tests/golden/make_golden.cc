@@ -11,7 +11,6 @@
 //   ninja -C build posenc_make_golden &&
 //   build/tests/interop/posenc_make_golden > tests/golden/interop.txt
 #include <mpfr.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +19,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "tests/common/sha256_hex.h"
 
 namespace {
 
@@ -179,18 +180,7 @@ std::string Row(const Spec& spec, uint32_t pos) {
   return row;
 }
 
-std::string Sha256Hex(const std::string& bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
-         digest);
-  std::string hex;
-  char buf[3];
-  for (unsigned char b : digest) {
-    std::snprintf(buf, sizeof(buf), "%02x", b);
-    hex += buf;
-  }
-  return hex;
-}
+using ::posenc::testing::Sha256Hex;
 
 // One transcript line: "<rpc> <name> <dtype> <rows>x<d> sha256=<hex>".
 void PrintRows(const char* rpc, const char* name, const Spec& spec,

@@ -2,7 +2,6 @@
 // library (client/posenc_client.h) and prints one line per call.
 //
 // Usage: posenc_interop_cpp HOST:PORT
-#include <openssl/sha.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include "client/posenc_client.h"
 #include "client/tensor.h"
 #include "core/table_spec.h"
+#include "tests/common/sha256_hex.h"
 
 namespace {
 
@@ -39,18 +39,7 @@ TableSpec Spec(uint32_t d, uint32_t max_len, double base = 10000,
   return spec;
 }
 
-std::string Sha256Hex(const std::string& bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
-         digest);
-  std::string hex;
-  char buf[3];
-  for (unsigned char b : digest) {
-    std::snprintf(buf, sizeof(buf), "%02x", b);
-    hex += buf;
-  }
-  return hex;
-}
+using ::posenc::testing::Sha256Hex;
 
 // "<rpc> <name> <dtype> <rows>x<d> sha256=<hex>", or the error code name.
 void PrintPayload(const char* rpc, const char* name, const absl::Status& status,
