@@ -42,6 +42,13 @@ void Sample(std::string& out, const char* name, double value) {
   absl::StrAppend(&out, name, " ", Num(value), "\n");
 }
 
+// A metric with one unlabelled sample: its HELP and TYPE lines, then it.
+void Single(std::string& out, const char* name, const char* type,
+            const char* help, double value) {
+  Header(out, name, type, help);
+  Sample(out, name, value);
+}
+
 std::string MethodLabel(Method m) {
   return absl::StrCat("method=\"", EscapeLabelValue(MethodShortName(m)), "\"");
 }
@@ -129,55 +136,47 @@ std::string RenderMetrics(const MetricsInput& in) {
 
   Header(out, "posenc_inflight_calls", "gauge",
          "RPCs started and not yet finished, by method.");
-  int64_t streams = 0;
   for (int m = 0; m < kMethodCount; ++m) {
     absl::StrAppend(&out, "posenc_inflight_calls{",
                     MethodLabel(static_cast<Method>(m)), "} ",
                     snap[m].in_flight, "\n");
   }
-  streams = snap[static_cast<int>(Method::kStreamRows)].in_flight +
-            snap[static_cast<int>(Method::kStreamBatches)].in_flight;
-  Header(out, "posenc_inflight_streams", "gauge",
-         "Server streams (StreamRows and StreamBatches) in flight.");
-  Sample(out, "posenc_inflight_streams", static_cast<double>(streams));
+  const int64_t streams =
+      snap[static_cast<int>(Method::kStreamRows)].in_flight +
+      snap[static_cast<int>(Method::kStreamBatches)].in_flight;
+  Single(out, "posenc_inflight_streams", "gauge",
+         "Server streams (StreamRows and StreamBatches) in flight.",
+         static_cast<double>(streams));
 
   const TableCache::Stats& c = in.cache;
-  Header(out, "posenc_cache_hits_total", "counter",
-         "Table lookups answered from a resident table.");
-  Sample(out, "posenc_cache_hits_total", c.hits);
-  Header(out, "posenc_cache_misses_total", "counter",
-         "Table lookups that computed or waited for a computation.");
-  Sample(out, "posenc_cache_misses_total", c.misses);
-  Header(out, "posenc_cache_evictions_total", "counter",
-         "Tables dropped to stay within the byte budget.");
-  Sample(out, "posenc_cache_evictions_total", c.evictions);
-  Header(out, "posenc_cache_computations_total", "counter",
-         "Tables computed (each single-flight computation counts once).");
-  Sample(out, "posenc_cache_computations_total", c.computations);
-  Header(out, "posenc_cache_resident_bytes", "gauge",
-         "Bytes of table data resident in the cache.");
-  Sample(out, "posenc_cache_resident_bytes", c.resident_bytes);
-  Header(out, "posenc_cache_entries", "gauge", "Tables resident in the cache.");
-  Sample(out, "posenc_cache_entries", c.entries);
-  Header(out, "posenc_cache_budget_bytes", "gauge",
-         "The cache's byte budget (--cache_bytes).");
-  Sample(out, "posenc_cache_budget_bytes", c.budget_bytes);
+  Single(out, "posenc_cache_hits_total", "counter",
+         "Table lookups answered from a resident table.", c.hits);
+  Single(out, "posenc_cache_misses_total", "counter",
+         "Table lookups that computed or waited for a computation.", c.misses);
+  Single(out, "posenc_cache_evictions_total", "counter",
+         "Tables dropped to stay within the byte budget.", c.evictions);
+  Single(out, "posenc_cache_computations_total", "counter",
+         "Tables computed (each single-flight computation counts once).",
+         c.computations);
+  Single(out, "posenc_cache_resident_bytes", "gauge",
+         "Bytes of table data resident in the cache.", c.resident_bytes);
+  Single(out, "posenc_cache_entries", "gauge", "Tables resident in the cache.",
+         c.entries);
+  Single(out, "posenc_cache_budget_bytes", "gauge",
+         "The cache's byte budget (--cache_bytes).", c.budget_bytes);
 
-  Header(out, "posenc_uptime_seconds", "gauge",
-         "Seconds since the server started.");
-  Sample(out, "posenc_uptime_seconds", in.uptime_seconds);
+  Single(out, "posenc_uptime_seconds", "gauge",
+         "Seconds since the server started.", in.uptime_seconds);
   Header(out, "posenc_build_info", "gauge", "The posenc version; always 1.");
   absl::StrAppend(&out, "posenc_build_info{version=\"",
                   EscapeLabelValue(in.version), "\"} 1\n");
 
   double rss = 0, hwm = 0;
   ProcessMemory(&rss, &hwm);
-  Header(out, "process_resident_memory_bytes", "gauge",
-         "Resident memory size in bytes.");
-  Sample(out, "process_resident_memory_bytes", rss);
-  Header(out, "posenc_process_peak_resident_memory_bytes", "gauge",
-         "Peak resident memory size in bytes (VmHWM).");
-  Sample(out, "posenc_process_peak_resident_memory_bytes", hwm);
+  Single(out, "process_resident_memory_bytes", "gauge",
+         "Resident memory size in bytes.", rss);
+  Single(out, "posenc_process_peak_resident_memory_bytes", "gauge",
+         "Peak resident memory size in bytes (VmHWM).", hwm);
   return out;
 }
 
