@@ -48,6 +48,29 @@ void ComputeRowsParallel(const EncodingPlan& plan, uint32_t first,
   for (auto& w : workers) w.join();
 }
 
+void ComputeRowsParallel(const EncodingPlan& plan, uint32_t first,
+                         uint32_t count, std::byte* out, ComputePool* pool) {
+  constexpr uint64_t kMinBytesPerChunk = 1 << 20;
+  const size_t row_bytes = plan.spec().row_bytes();
+  const uint64_t bytes = uint64_t{count} * row_bytes;
+  // A few chunks per thread, so a thread that joins late still gets a share.
+  const int chunks = pool == nullptr
+                         ? 1
+                         : static_cast<int>(std::clamp<uint64_t>(
+                               bytes / kMinBytesPerChunk, 1, 4 * pool->size()));
+  if (chunks <= 1) {
+    ComputeRows(plan, first, count, out);
+    return;
+  }
+  const uint32_t per = (count + chunks - 1) / chunks;
+  pool->ParallelFor(chunks, [&plan, first, count, per, out, row_bytes](int c) {
+    const uint32_t begin = c * per;
+    if (begin >= count) return;
+    const uint32_t len = std::min(per, count - begin);
+    ComputeRows(plan, first + begin, len, out + size_t{begin} * row_bytes);
+  });
+}
+
 void ComputeRows(const TableSpec& spec, uint32_t first, uint32_t count,
                  std::byte* out) {
   ComputeRows(EncodingPlan(spec), first, count, out);

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "core/compute_pool.h"
 #include "core/encoding_plan.h"
 #include "core/table_spec.h"
 
@@ -45,6 +46,12 @@ void ComputePositions(const EncodingPlan& plan,
                       absl::Span<const uint32_t> positions, std::byte* out);
 void ComputeRowsParallel(const EncodingPlan& plan, uint32_t first,
                          uint32_t count, std::byte* out, int threads);
+
+// ComputeRows over [first, first + count) in chunks of >= 1 MiB run by
+// pool->ParallelFor (the calling thread and idle pool threads; no thread is
+// started). pool == nullptr computes on the calling thread.
+void ComputeRowsParallel(const EncodingPlan& plan, uint32_t first,
+                         uint32_t count, std::byte* out, ComputePool* pool);
 
 }  // namespace posenc
 

@@ -1,10 +1,30 @@
 #include "core/table_cache.h"
 
 #include <utility>
+#include <vector>
+
+#include "absl/hash/hash.h"
 
 namespace posenc {
+namespace {
 
-TableCache::TableCache(Options options) : options_(options) {}
+// Sketch sizes: 4 x 4096 counters each (64 KiB). The frequency sketch halves
+// after 10 lookups per counter (Caffeine's sample size); the rent sketch
+// after 2^28 rows, minutes of per-row work on this machine.
+constexpr uint32_t kSketchWidth = 4096;
+constexpr uint64_t kFrequencySample = 10 * uint64_t{kSketchWidth};
+constexpr uint64_t kRentSample = uint64_t{1} << 28;
+
+}  // namespace
+
+TableCache::TableCache(Options options)
+    : options_(options),
+      frequency_(kSketchWidth, kFrequencySample),
+      rent_(kSketchWidth, kRentSample) {}
+
+uint64_t TableCache::FamilyHash(const TableSpec& spec) {
+  return absl::Hash<TableSpec>()(FamilyOf(spec));
+}
 
 std::shared_ptr<const Table> TableCache::FindLocked(const TableSpec& spec) {
   auto family = families_.find(FamilyOf(spec));
@@ -18,10 +38,36 @@ std::shared_ptr<const Table> TableCache::FindLocked(const TableSpec& spec) {
   return entry.table;
 }
 
-bool TableCache::ReserveLocked(uint64_t bytes) {
-  if (bytes + inflight_bytes_ > options_.budget_bytes) return false;
-  while (resident_bytes_ + inflight_bytes_ + bytes > options_.budget_bytes) {
-    EraseLocked(lru_.back());
+bool TableCache::AdmitLocked(const TableSpec& spec) {
+  const uint64_t bytes = spec.table_bytes();
+  if (!Admits(spec) || bytes + inflight_bytes_ > options_.budget_bytes) {
+    return false;
+  }
+  // Shorter tables of this family go anyway (InsertLocked drops them); then
+  // the least recently used tables that would have to go.
+  uint64_t freed = 0;
+  if (auto family = families_.find(FamilyOf(spec)); family != families_.end()) {
+    for (uint32_t max_len : family->second) {
+      TableSpec shorter = spec;
+      shorter.max_len = max_len;
+      freed += shorter.table_bytes();
+    }
+  }
+  const uint32_t frequency = frequency_.Estimate(FamilyHash(spec));
+  std::vector<TableSpec> victims;
+  for (auto it = lru_.rbegin();
+       resident_bytes_ - freed + inflight_bytes_ + bytes >
+       options_.budget_bytes;
+       ++it) {
+    if (it->SameFamily(spec)) continue;  // counted above
+    if (frequency_.Estimate(FamilyHash(*it)) >= frequency) {
+      return false;  // asked for at least as often as the newcomer: it stays
+    }
+    victims.push_back(*it);
+    freed += it->table_bytes();
+  }
+  for (const TableSpec& victim : victims) {
+    EraseLocked(victim);
     ++counters_.evictions;
   }
   return true;
@@ -29,7 +75,12 @@ bool TableCache::ReserveLocked(uint64_t bytes) {
 
 void TableCache::EraseLocked(TableSpec spec) {
   auto it = entries_.find(spec);
-  resident_bytes_ -= it->second.table->size_bytes();
+  const std::shared_ptr<const Table>& table = it->second.table;
+  resident_bytes_ -= table->size_bytes();
+  // A call still sends from it: its memory now lives outside the budget.
+  if (options_.pinned != nullptr && table.use_count() > 1) {
+    table->ChargeUntilReleased(options_.pinned);
+  }
   lru_.erase(it->second.lru_pos);
   entries_.erase(it);
   auto family = families_.find(FamilyOf(spec));
@@ -55,22 +106,45 @@ void TableCache::InsertLocked(std::shared_ptr<const Table> table) {
   entries_.emplace(spec, Entry{std::move(table), lru_.begin()});
 }
 
-std::shared_ptr<const Table> TableCache::GetIfResident(const TableSpec& spec) {
+TableCache::Lookup TableCache::Find(const TableSpec& spec,
+                                    uint64_t rows_wanted) {
   std::unique_lock<std::mutex> lock(mu_);
-  std::shared_ptr<const Table> table = FindLocked(spec);
-  if (table != nullptr) ++counters_.hits;
-  return table;
+  const uint64_t family = FamilyHash(spec);
+  frequency_.Add(family);
+  Lookup lookup;
+  lookup.table = FindLocked(spec);
+  if (lookup.table != nullptr) {
+    ++counters_.hits;
+    return lookup;
+  }
+  ++counters_.misses;
+  const uint64_t rent = uint64_t{rent_.Estimate(family)} + rows_wanted;
+  lookup.compute_whole = Admits(spec) && kRentRatio * rent >= spec.max_len;
+  if (lookup.compute_whole) {
+    uint32_t& queued = queued_whole_[spec];
+    lookup.joins_flight = queued > 0 || flights_.contains(spec);
+    ++queued;
+  }
+  return lookup;
 }
 
-std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
+void TableCache::UnqueueWholeLocked(const TableSpec& spec) {
+  auto it = queued_whole_.find(spec);
+  if (it == queued_whole_.end()) return;  // GetOrCompute-style direct call
+  if (--it->second == 0) queued_whole_.erase(it);
+}
+
+void TableCache::CancelWhole(const TableSpec& spec) {
+  std::unique_lock<std::mutex> lock(mu_);
+  UnqueueWholeLocked(spec);
+}
+
+std::shared_ptr<const Table> TableCache::ComputeWhole(const TableSpec& spec) {
   std::shared_ptr<Flight> flight;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    if (auto table = FindLocked(spec)) {
-      ++counters_.hits;
-      return table;
-    }
-    ++counters_.misses;
+    UnqueueWholeLocked(spec);
+    if (auto table = FindLocked(spec)) return table;
     auto it = flights_.find(spec);
     if (it != flights_.end()) {
       // Another caller is computing this table: wait for its result.
@@ -78,7 +152,11 @@ std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
       flight_done_.wait(lock, [&theirs] { return theirs->done; });
       return theirs->table;
     }
-    if (!Admits(spec) || !ReserveLocked(spec.table_bytes())) return nullptr;
+    if (!AdmitLocked(spec)) {
+      ++counters_.rejections;
+      return nullptr;
+    }
+    ++counters_.admissions;
     inflight_bytes_ += spec.table_bytes();
     flight = std::make_shared<Flight>();
     flights_.emplace(spec, flight);
@@ -87,9 +165,9 @@ std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
 
   std::shared_ptr<const Table> table;
   try {
-    table = Table::Compute(spec, options_.compute_threads);
+    table = Table::Compute(spec, options_.pool);
   } catch (const std::bad_alloc&) {
-    table = nullptr;  // waiters and caller fall back to chunked computing
+    table = nullptr;  // waiters and caller fall back to computing their rows
   }
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -100,6 +178,26 @@ std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
   flight->done = true;
   flight_done_.notify_all();
   return table;
+}
+
+std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
+  Lookup lookup = Find(spec, spec.max_len);
+  if (lookup.table != nullptr) return lookup.table;
+  return ComputeWhole(spec);
+}
+
+std::shared_ptr<const Table> TableCache::GetIfResident(const TableSpec& spec) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::shared_ptr<const Table> table = FindLocked(spec);
+  if (table != nullptr) ++counters_.hits;
+  return table;
+}
+
+void TableCache::RecordRowsComputed(const TableSpec& spec, uint64_t rows) {
+  std::unique_lock<std::mutex> lock(mu_);
+  rent_.Add(FamilyHash(spec),
+            static_cast<uint32_t>(std::min<uint64_t>(rows, UINT32_MAX)));
+  counters_.rows_computed_outside += rows;
 }
 
 TableCache::Stats TableCache::GetStats() const {

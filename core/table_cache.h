@@ -1,18 +1,35 @@
-// TableCache: computed tables under a byte budget, least recently used
-// evicted first, with single-flight computation (as in groupcache).
+// TableCache: computed tables under a byte budget, with an admission rule
+// that keeps tables in steady use resident through floods of one-off specs,
+// and single-flight computation (as in groupcache).
 //
 // A lookup is served by a resident table of the same family (every spec field
 // but max_len) whose max_len is at least the requested one: rows do not depend
-// on max_len. Concurrent lookups of the same missing spec compute it once;
-// the others wait for that result. A table larger than the budget, or one that
-// cannot be reserved because in-flight computations already hold the budget,
-// is not cached: GetOrCompute returns nullptr and the caller computes the rows
-// it needs itself, chunk by chunk.
+// on max_len.
 //
-// Memory: resident + in-flight bytes never exceed the budget. Evicted tables
-// stay alive while a caller still holds their shared_ptr.
+// What a miss costs follows what the call asks for (Find decides), by ski
+// rental: computing rows one by one costs about kRentRatio times a row of a
+// whole-table computation, so a miss computes the whole table once the rows
+// its family needs one by one -- those computed so far outside the cache
+// (RecordRowsComputed, decaying) plus this call's -- reach
+// max_len / kRentRatio. A GetTable or a stream over most of the table buys at
+// once; a few rows of a large table never do until the family has paid about
+// the table's cost in rented rows. The total work is then at most about twice
+// what the best choice in hindsight would have cost.
 //
-// Thread-safe.
+// Admission (TinyLFU, Einziger et al.): a table computed whole enters the
+// cache if it fits in free space, or if its family has been asked for more
+// often recently than every resident table it would evict (a count-min
+// sketch of every lookup, halved periodically). Otherwise it is not computed
+// for the cache at all (ComputeWhole returns nullptr) and the caller computes
+// just its answer. So one-off specs never displace tables in steady use, and
+// a new family that keeps being asked for wins its place.
+//
+// Memory: resident + in-flight bytes never exceed the budget. An evicted table
+// that calls still hold stays alive and is charged to Options::pinned until
+// the last holder lets go.
+//
+// Thread-safe. ComputeWhole blocks its caller (a compute-pool thread) while it
+// computes, or while another caller computes the same table.
 #ifndef POSENC_CORE_TABLE_CACHE_H_
 #define POSENC_CORE_TABLE_CACHE_H_
 
@@ -25,6 +42,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "core/byte_budget.h"
+#include "core/compute_pool.h"
+#include "core/frequency_sketch.h"
 #include "core/table.h"
 #include "core/table_spec.h"
 
@@ -32,10 +52,18 @@ namespace posenc {
 
 class TableCache {
  public:
+  // Rows computed one by one for a family, as a fraction of its max_len,
+  // after which its next miss computes the table whole (see above).
+  static constexpr uint32_t kRentRatio = 8;
+
   struct Options {
     uint64_t budget_bytes = uint64_t{512} << 20;
-    // Threads used to compute one table.
-    int compute_threads = 1;
+    // Splits one table's computation across its idle threads; null: the
+    // computing thread alone. Not owned.
+    ComputePool* pool = nullptr;
+    // Charged with evicted tables that calls still hold; null: not counted.
+    // Not owned.
+    ByteBudget* pinned = nullptr;
   };
 
   struct Stats {
@@ -46,20 +74,58 @@ class TableCache {
     uint64_t entries = 0;
     uint64_t budget_bytes = 0;
     uint64_t computations = 0;
+    // Whole-table computations admitted into the cache, and refused (the
+    // table did not fit, or was asked for less often than what it would
+    // evict).
+    uint64_t admissions = 0;
+    uint64_t rejections = 0;
+    // Rows computed for calls outside the cache (RecordRowsComputed).
+    uint64_t rows_computed_outside = 0;
+  };
+
+  // What Find says about one call.
+  struct Lookup {
+    // The resident table covering the spec (a hit), else null.
+    std::shared_ptr<const Table> table;
+    // On a miss: compute the table whole with ComputeWhole; else compute
+    // just the rows the call needs.
+    bool compute_whole = false;
+    // With compute_whole: an earlier call is already computing (or queued
+    // to compute) this table; ComputeWhole will wait for its result rather
+    // than add work.
+    bool joins_flight = false;
   };
 
   explicit TableCache(Options options);
   TableCache(const TableCache&) = delete;
   TableCache& operator=(const TableCache&) = delete;
 
-  // A table covering rows [0, spec.max_len) of `spec` (its max_len may be
-  // larger), computed once if missing; nullptr when it cannot be cached (see
-  // above). Precondition: ValidateSpec(spec) is OK.
+  // Counts one call that needs `rows_wanted` rows of `spec` (spec.max_len for
+  // the whole table) as a hit or a miss, records it in the frequency sketch,
+  // and on a miss decides how to compute. Never computes or waits.
+  // A lookup with compute_whole must be followed by exactly one
+  // ComputeWhole(spec) or CancelWhole(spec).
+  // Precondition: ValidateSpec(spec) is OK.
+  Lookup Find(const TableSpec& spec, uint64_t rows_wanted);
+
+  // The table covering `spec`: resident, or computed whole (once, whatever
+  // the number of concurrent callers) if the admission rule lets it in;
+  // nullptr when it is not admitted (the caller computes what it needs).
+  // Does not count hits or misses (Find did).
+  std::shared_ptr<const Table> ComputeWhole(const TableSpec& spec);
+
+  // A call that Find told to compute whole will not (it was refused).
+  void CancelWhole(const TableSpec& spec);
+
+  // Find(spec, spec.max_len), then ComputeWhole on a miss.
   std::shared_ptr<const Table> GetOrCompute(const TableSpec& spec);
 
   // The resident table covering `spec`, counted as a hit; nullptr (and no
   // count) when none is resident. Never computes or waits.
   std::shared_ptr<const Table> GetIfResident(const TableSpec& spec);
+
+  // Reports `rows` rows of `spec` computed for a call outside the cache.
+  void RecordRowsComputed(const TableSpec& spec, uint64_t rows);
 
   // Whether a table of this size may ever be cached.
   bool Admits(const TableSpec& spec) const {
@@ -83,14 +149,18 @@ class TableCache {
     spec.max_len = 0;
     return spec;
   }
+  static uint64_t FamilyHash(const TableSpec& spec);
   std::shared_ptr<const Table> FindLocked(const TableSpec& spec)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Evicts LRU entries until `bytes` more fit; false if they cannot.
-  bool ReserveLocked(uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes room for `spec`'s table if the admission rule lets it in, evicting
+  // least recently used tables; false (evicting nothing) if not.
+  bool AdmitLocked(const TableSpec& spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes `spec` by value: callers pass references into lru_, whose node
   // this frees.
   void EraseLocked(TableSpec spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void InsertLocked(std::shared_ptr<const Table> table)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnqueueWholeLocked(const TableSpec& spec)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
@@ -105,6 +175,13 @@ class TableCache {
   std::list<TableSpec> lru_ ABSL_GUARDED_BY(mu_);  // front = most recent
   absl::flat_hash_map<TableSpec, std::shared_ptr<Flight>> flights_
       ABSL_GUARDED_BY(mu_);
+  // Calls told to compute a table whole that have not yet called
+  // ComputeWhole (queued for a compute thread), per spec.
+  absl::flat_hash_map<TableSpec, uint32_t> queued_whole_ ABSL_GUARDED_BY(mu_);
+  // Recent lookups per family (admission), and recent rows computed outside
+  // the cache per family (rent).
+  FrequencySketch frequency_ ABSL_GUARDED_BY(mu_);
+  FrequencySketch rent_ ABSL_GUARDED_BY(mu_);
   uint64_t resident_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t inflight_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   Stats counters_ ABSL_GUARDED_BY(mu_);

@@ -38,8 +38,8 @@ ServiceLimits Limits() {
 }
 
 TableCache& Cache() {
-  static TableCache* cache = new TableCache(
-      TableCache::Options{.budget_bytes = 1 << 20, .compute_threads = 1});
+  static TableCache* cache =
+      new TableCache(TableCache::Options{.budget_bytes = 1 << 20});
   return *cache;
 }
 
@@ -117,10 +117,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<TableSpec> spec = PlanGetTable(raw, limits);
   if (!spec.ok()) return 0;
   Check(spec->table_bytes() <= limits.max_message_bytes, "over the limit");
-  std::shared_ptr<const Table> table = Cache().GetIfResident(*spec);
-  if (table == nullptr) table = Cache().GetOrCompute(*spec);
+  std::shared_ptr<const Table> table = Cache().GetOrCompute(*spec);
+  grpc::Slice data;
+  if (table != nullptr) {
+    data = TableSlice(std::move(table)).sub(0, spec->table_bytes());
+  } else {
+    data = NewSlice(spec->table_bytes());
+    ComputeRows(*spec, 0, spec->max_len, MutableData(data));
+  }
   CheckTensor<v1::GetTableResponse>(
-      BuildGetTableResponse(*spec, std::move(table), 1), *spec, spec->max_len,
+      BuildGetTableResponse(*spec, std::move(data)), *spec, spec->max_len,
       false);
 #elif POSENC_FUZZ_METHOD == 1
   absl::StatusOr<RangePlan> plan = PlanStreamRows(raw, limits);
@@ -141,9 +147,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!plan.ok()) return 0;
   Check(plan->positions.size() <= static_cast<int>(limits.max_rows_per_request),
         "positions");
-  std::shared_ptr<const Table> table;
-  if (Cache().Admits(plan->spec)) table = Cache().GetOrCompute(plan->spec);
-  CheckTensor<v1::GetRowsResponse>(BuildGetRowsResponse(*plan, table.get()),
+  const TableCache::Lookup lookup =
+      Cache().Find(plan->spec, plan->positions.size());
+  std::shared_ptr<const Table> table = lookup.table;
+  if (table == nullptr && lookup.compute_whole) {
+    table = Cache().ComputeWhole(plan->spec);
+  }
+  grpc::Slice data = NewSlice(plan->positions.size() * plan->spec.row_bytes());
+  if (table != nullptr) {
+    GatherRows(*plan, *table, MutableData(data));
+  } else {
+    ComputePositions(plan->spec, plan->positions, MutableData(data));
+  }
+  CheckTensor<v1::GetRowsResponse>(BuildGetRowsResponse(*plan, std::move(data)),
                                    plan->spec, plan->positions.size(), false);
 #endif
   return 0;

@@ -24,9 +24,10 @@ ABSL_FLAG(std::string, listen, kDefaults.listen,
           "0 picks a free port)");
 ABSL_FLAG(uint64_t, cache_bytes, kDefaults.cache_bytes,
           "byte budget of the table cache (LRU)");
-ABSL_FLAG(uint32_t, max_d, kDefaults.max_d, "largest model dimension d");
+ABSL_FLAG(uint32_t, max_d, kDefaults.max_d,
+          "largest model dimension d (at most 65536, the proven range)");
 ABSL_FLAG(uint32_t, max_len_limit, kDefaults.max_len_limit,
-          "largest max_len of a table");
+          "largest max_len of a table (at most 16777216, the proven range)");
 ABSL_FLAG(uint32_t, max_rows_per_request, kDefaults.max_rows_per_request,
           "most positions in one GetRows request");
 ABSL_FLAG(uint64_t, max_message_bytes, kDefaults.max_message_bytes,
@@ -37,6 +38,19 @@ ABSL_FLAG(uint32_t, max_concurrent_streams, kDefaults.max_concurrent_streams,
           "concurrent calls allowed on one HTTP/2 connection");
 ABSL_FLAG(int, threads, kDefaults.threads,
           "threads computing tables (0 = one per core)");
+ABSL_FLAG(uint64_t, max_queued_compute_bytes,
+          kDefaults.max_queued_compute_bytes,
+          "bytes of computation that may wait for a compute thread; a cache "
+          "miss past it gets RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint32_t, max_misses_per_connection,
+          kDefaults.max_misses_per_connection,
+          "computations (cache misses) one client connection may have in "
+          "progress; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_inflight_bytes, kDefaults.max_inflight_bytes,
+          "bytes calls in progress may hold outside the cache (response "
+          "buffers, evicted tables still being sent)");
+ABSL_FLAG(uint64_t, grpc_memory_bytes, kDefaults.grpc_memory_bytes,
+          "gRPC's ResourceQuota: memory for its own buffers");
 ABSL_FLAG(double, grace_seconds, kDefaults.grace_seconds,
           "on SIGTERM/SIGINT, seconds in-flight calls may take to finish "
           "before they are cancelled");
@@ -79,6 +93,12 @@ int main(int argc, char** argv) {
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.max_queued_compute_bytes =
+      absl::GetFlag(FLAGS_max_queued_compute_bytes);
+  options.max_misses_per_connection =
+      absl::GetFlag(FLAGS_max_misses_per_connection);
+  options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
   options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);

@@ -164,6 +164,38 @@ std::string RenderMetrics(const MetricsInput& in) {
          c.entries);
   Single(out, "posenc_cache_budget_bytes", "gauge",
          "The cache's byte budget (--cache_bytes).", c.budget_bytes);
+  Single(out, "posenc_cache_admissions_total", "counter",
+         "Whole-table computations let into the cache.", c.admissions);
+  Single(out, "posenc_cache_rejections_total", "counter",
+         "Whole-table computations refused by the admission rule.",
+         c.rejections);
+  Single(out, "posenc_rows_computed_outside_cache_total", "counter",
+         "Rows computed for calls outside the cache.", c.rows_computed_outside);
+
+  const ComputePool::Stats& q = in.compute;
+  Single(out, "posenc_compute_queue_tasks", "gauge",
+         "Computations waiting for a compute thread.", q.queued_tasks);
+  Single(out, "posenc_compute_queue_bytes", "gauge",
+         "Bytes the queued computations will write "
+         "(--max_queued_compute_bytes).",
+         q.queued_bytes);
+  Single(out, "posenc_compute_running_tasks", "gauge",
+         "Computations running now.", q.running_tasks);
+  Single(out, "posenc_inflight_bytes", "gauge",
+         "Bytes calls in progress hold outside the cache.", in.inflight_bytes);
+  Single(out, "posenc_inflight_limit_bytes", "gauge",
+         "The limit of posenc_inflight_bytes (--max_inflight_bytes).",
+         in.inflight_limit_bytes);
+  if (in.refusals != nullptr) {
+    Header(out, "posenc_refused_calls_total", "counter",
+           "Calls refused before any work, by reason.");
+    for (int r = 0; r < kRefusalReasonCount; ++r) {
+      const RefusalReason reason = static_cast<RefusalReason>(r);
+      absl::StrAppend(&out, "posenc_refused_calls_total{reason=\"",
+                      RefusalReasonName(reason), "\"} ",
+                      in.refusals->Get(reason), "\n");
+    }
+  }
 
   Single(out, "posenc_uptime_seconds", "gauge",
          "Seconds since the server started.", in.uptime_seconds);

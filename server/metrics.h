@@ -10,8 +10,10 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "core/compute_pool.h"
 #include "core/table_cache.h"
 #include "server/method_stats.h"
+#include "server/refusal_stats.h"
 
 namespace posenc {
 
@@ -21,6 +23,10 @@ std::string EscapeLabelValue(absl::string_view value);
 struct MetricsInput {
   const MethodStats* methods = nullptr;
   TableCache::Stats cache;
+  ComputePool::Stats compute;
+  uint64_t inflight_bytes = 0;
+  uint64_t inflight_limit_bytes = 0;
+  const RefusalStats* refusals = nullptr;
   double uptime_seconds = 0;
   const char* version = "";
 };

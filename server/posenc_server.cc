@@ -3,8 +3,10 @@
 #include <grpcpp/ext/channelz_service_plugin.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -72,18 +74,30 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
       options.threads > 0
           ? options.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Large buffers (answers, tables) come straight from mmap and go back to
+  // the system when freed: glibc's default threshold adapts upward and then
+  // keeps freed multi-megabyte buffers in the heap, where peak memory could
+  // pass cache + inflight bounds by their fragments.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  server->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
+  ComputePool::Options pool_options;
+  pool_options.threads = threads;
+  pool_options.max_queued_bytes = options.max_queued_compute_bytes;
+  server->pool_ = std::make_unique<ComputePool>(pool_options);
   TableCache::Options cache_options;
   cache_options.budget_bytes = options.cache_bytes;
-  cache_options.compute_threads = threads;
+  cache_options.pool = server->pool_.get();
+  cache_options.pinned = server->inflight_.get();
   server->cache_ = std::make_unique<TableCache>(cache_options);
-  server->pool_ = std::make_unique<ComputePool>(threads);
   ServiceLimits limits;
   limits.spec.max_d = options.max_d;
   limits.spec.max_len_limit = options.max_len_limit;
   limits.max_rows_per_request = options.max_rows_per_request;
   limits.max_message_bytes = options.max_message_bytes;
+  limits.max_misses_per_connection = options.max_misses_per_connection;
   server->service_ = std::make_unique<PositionalEncodingService>(
-      limits, server->cache_.get(), server->pool_.get(), &server->stats_);
+      limits, server->cache_.get(), server->pool_.get(),
+      server->inflight_.get(), &server->stats_);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeCredentials(options);
   if (!credentials.ok()) return credentials.status();
@@ -105,6 +119,9 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(options.max_concurrent_streams));
+  grpc::ResourceQuota quota("posenc");
+  quota.Resize(options.grpc_memory_bytes);
+  builder.SetResourceQuota(quota);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(
@@ -153,6 +170,10 @@ std::string PosencServer::RenderMetrics() const {
   MetricsInput input;
   input.methods = &stats_;
   input.cache = cache_->GetStats();
+  input.compute = pool_->GetStats();
+  input.inflight_bytes = inflight_->used();
+  input.inflight_limit_bytes = inflight_->limit();
+  input.refusals = &service_->refusals();
   input.uptime_seconds = absl::ToDoubleSeconds(absl::Now() - start_time_);
   input.version = POSENC_VERSION;
   return posenc::RenderMetrics(input);

@@ -12,8 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "core/byte_budget.h"
+#include "core/compute_pool.h"
 #include "core/table_cache.h"
-#include "server/compute_pool.h"
 #include "server/method_stats.h"
 #include "server/metrics_server.h"
 #include "server/posenc_service.h"
@@ -52,6 +53,9 @@ class PosencServer {
 
   const ServerOptions options_;
   const absl::Time start_time_;
+  // Destroyed in reverse: the pool (running any task left) before the cache
+  // its tasks use, both before the budget that evicted tables release to.
+  std::unique_ptr<ByteBudget> inflight_;
   std::unique_ptr<TableCache> cache_;
   std::unique_ptr<ComputePool> pool_;
   MethodStats stats_;

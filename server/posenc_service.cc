@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
 #include "core/encoding.h"
@@ -14,11 +15,6 @@
 
 namespace posenc {
 namespace {
-
-absl::Status ShuttingDown() {
-  return absl::UnavailableError(
-      "posenc is shutting down; retry on another replica");
-}
 
 // Counts one call in MethodStats from its start to its end, and logs its
 // failure. Logs carry the status (which may quote offending field values)
@@ -49,43 +45,158 @@ void FinishUnary(grpc::ServerUnaryReactor* reactor, CallRecord& record,
   reactor->Finish(ToGrpcStatus(status));
 }
 
+// Bytes taken from the inflight budget, returned on destruction unless
+// handed to a response buffer first. Move-only.
+class InflightCharge {
+ public:
+  InflightCharge() = default;
+  InflightCharge(ByteBudget* budget, uint64_t bytes)
+      : budget_(budget), bytes_(bytes) {}
+  InflightCharge(InflightCharge&& o) noexcept
+      : budget_(std::exchange(o.budget_, nullptr)), bytes_(o.bytes_) {}
+  InflightCharge& operator=(InflightCharge&& o) noexcept {
+    Reset();
+    budget_ = std::exchange(o.budget_, nullptr);
+    bytes_ = o.bytes_;
+    return *this;
+  }
+  ~InflightCharge() { Reset(); }
+
+  // A writable buffer of the charged size that returns the bytes to the
+  // budget when gRPC lets go of it; RESOURCE_EXHAUSTED if malloc fails.
+  absl::StatusOr<grpc::Slice> IntoSlice() {
+    std::optional<grpc::Slice> slice = NewChargedSlice(bytes_, budget_);
+    if (!slice.has_value()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", bytes_, " bytes for the answer"));
+    }
+    budget_ = nullptr;  // the slice returns them now
+    return std::move(*slice);
+  }
+  void Reset() {
+    if (budget_ != nullptr) budget_->Release(bytes_);
+    budget_ = nullptr;
+  }
+
+ private:
+  ByteBudget* budget_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+// Bytes of work a miss adds to the compute queue: the whole table, or just
+// its answer; nothing when it joins a computation already on its way.
+uint64_t MissCost(const TableCache::Lookup& lookup, const TableSpec& spec,
+                  uint64_t answer_bytes) {
+  if (!lookup.compute_whole) return answer_bytes;
+  return lookup.joins_flight ? 0 : spec.table_bytes();
+}
+
+}  // namespace
+
+// What a miss holds until its computation is done: its connection's slot and
+// the inflight bytes of its answer.
+struct PositionalEncodingService::MissTicket {
+  std::unique_ptr<MissLimiter::Slot> slot;
+  InflightCharge charge;
+};
+
+absl::Status PositionalEncodingService::Refuse(RefusalReason reason,
+                                               absl::Status status) {
+  refusals_.Count(reason);
+  return status;
+}
+
+absl::Status PositionalEncodingService::CheckNotDraining() {
+  if (!draining_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  return Refuse(RefusalReason::kDraining,
+                absl::UnavailableError(
+                    "posenc is shutting down; retry on another replica"));
+}
+
+absl::Status PositionalEncodingService::ChargeInflight(uint64_t bytes) {
+  if (inflight_->TryAcquire(bytes)) return absl::OkStatus();
+  return Refuse(
+      RefusalReason::kInflightBytes,
+      absl::ResourceExhaustedError(absl::StrCat(
+          "calls in progress hold ", inflight_->used(),
+          " bytes outside the cache and this answer needs ", bytes,
+          ", over the limit --max_inflight_bytes=", inflight_->limit(),
+          "; retry with backoff, or ask for fewer rows per call")));
+}
+
+absl::StatusOr<std::unique_ptr<MissLimiter::Slot>>
+PositionalEncodingService::AcquireMissSlot(
+    grpc::CallbackServerContext* context) {
+  absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
+      miss_limiter_.Acquire(context->peer());
+  if (!slot.ok()) {
+    return Refuse(RefusalReason::kConnectionMisses, slot.status());
+  }
+  return slot;
+}
+
+absl::Status PositionalEncodingService::PostMiss(
+    grpc::CallbackServerContext* context, uint64_t cost_bytes,
+    std::function<void()> task) {
+  absl::Status posted =
+      pool_->TryPost(context->peer(), cost_bytes, std::move(task));
+  if (!posted.ok()) return Refuse(RefusalReason::kQueueFull, posted);
+  return posted;
+}
+
 // Serves rows [next_, end_) of one table as a server stream: one row per
 // message (StreamRows) or rows_per_message rows (StreamBatches). Rows come
-// from a cached table when the cache holds one, else are computed message by
-// message on the pool, so memory per stream is one message.
+// from a cached table when the cache holds one or computes it whole (a
+// stream over most of the table), else are computed message by message on
+// the pool, so memory per stream is one message.
 //
 // Exactly one operation is outstanding at any time (a pool task or a write),
 // so members need no lock. Deletes itself in OnDone.
-class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+class PositionalEncodingService::TableStream final
+    : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   TableStream(Method method, grpc::CallbackServerContext* context,
-              TableCache* cache, ComputePool* pool, MethodStats* stats)
+              PositionalEncodingService* service)
       : method_(method),
         context_(context),
-        cache_(cache),
-        pool_(pool),
-        record_(stats, method) {}
+        service_(service),
+        peer_(context->peer()),
+        record_(service->stats_, method) {}
 
-  // On a valid plan, looks the table up (on the pool when it is not
-  // resident) and starts writing.
+  // On a valid plan, looks the table up and starts writing; a miss first
+  // takes its connection slot, its inflight bytes and a place in the queue.
   void Start(absl::StatusOr<RangePlan> plan) {
     if (!plan.ok()) return FinishWith(plan.status());
     plan_ = std::move(*plan);
     next_ = plan_.start;
-    if (std::shared_ptr<const Table> table =
-            cache_->GetIfResident(plan_.spec)) {
-      table_slice_ = TableSlice(std::move(table));
+    TableCache* cache = service_->cache_;
+    const TableCache::Lookup lookup =
+        cache->Find(plan_.spec, plan_.end - plan_.start);
+    if (lookup.table != nullptr) {
+      table_slice_ = TableSlice(lookup.table);
       return WriteNext();
     }
-    pool_->Post([this] {
-      if (std::shared_ptr<const Table> table =
-              cache_->GetOrCompute(plan_.spec)) {
-        table_slice_ = TableSlice(std::move(table));
-      } else {
-        encoding_ = std::make_unique<EncodingPlan>(plan_.spec);  // once
-      }
-      WriteNext();
-    });
+    // A computed message and the one gRPC may still hold.
+    const uint64_t message_bytes =
+        uint64_t{plan_.rows_per_message} * plan_.spec.row_bytes();
+    absl::Status admitted = service_->ChargeInflight(2 * message_bytes);
+    if (admitted.ok()) {
+      charge_ = InflightCharge(service_->inflight_, 2 * message_bytes);
+      absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
+          service_->AcquireMissSlot(context_);
+      admitted = slot.status();
+      if (slot.ok()) slot_ = std::move(*slot);
+    }
+    const bool whole = lookup.compute_whole;
+    if (admitted.ok()) {
+      admitted = service_->PostMiss(context_,
+                                    MissCost(lookup, plan_.spec, message_bytes),
+                                    [this, whole] { Computed(whole); });
+    }
+    if (!admitted.ok()) {
+      if (whole) cache->CancelWhole(plan_.spec);
+      FinishWith(admitted);
+    }
   }
 
   void OnWriteDone(bool ok) override {
@@ -98,6 +209,21 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void OnDone() override { delete this; }
 
  private:
+  // The first pool task of a miss: the whole table from the cache if asked
+  // and admitted, else the plan to compute rows message by message.
+  void Computed(bool whole) {
+    std::shared_ptr<const Table> table =
+        whole ? service_->cache_->ComputeWhole(plan_.spec) : nullptr;
+    if (table != nullptr) {
+      table_slice_ = TableSlice(std::move(table));
+      charge_.Reset();  // served from the cache from now on
+      slot_.reset();
+    } else {
+      encoding_ = std::make_unique<EncodingPlan>(plan_.spec);  // once
+    }
+    WriteNext();
+  }
+
   void WriteNext() {
     if (context_->IsCancelled()) {
       return FinishWith(absl::CancelledError("cancelled by the client"));
@@ -110,9 +236,12 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
            table_slice_->sub(next_ * row_bytes, (next_ + rows) * row_bytes));
       return;
     }
-    pool_->Post([this, rows, row_bytes] {
+    // The continuation of an admitted stream: queued whatever the queue
+    // holds, behind the other connections' turns.
+    service_->pool_->Post(peer_, rows * row_bytes, [this, rows, row_bytes] {
       grpc::Slice data = NewSlice(rows * row_bytes);
       ComputeRows(*encoding_, next_, rows, MutableData(data));
+      service_->cache_->RecordRowsComputed(plan_.spec, rows);
       Send(rows, std::move(data));
     });
   }
@@ -126,32 +255,39 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   }
 
   void FinishWith(const absl::Status& status) {
+    // Free the connection's slot before the client can see the end and
+    // start its next call.
+    slot_.reset();
+    charge_.Reset();
     record_.End(status, bytes_sent_);
     Finish(ToGrpcStatus(status));
   }
 
   const Method method_;
   grpc::CallbackServerContext* const context_;
-  TableCache* const cache_;
-  ComputePool* const pool_;
+  PositionalEncodingService* const service_;
+  const std::string peer_;
   CallRecord record_;
   RangePlan plan_;
   uint32_t next_ = 0;
   uint64_t bytes_sent_ = 0;
   std::optional<grpc::Slice> table_slice_;  // set when served from the cache
   std::unique_ptr<EncodingPlan> encoding_;  // set when computed per message
-  grpc::ByteBuffer message_;                // the write in flight
+  // Held while rows are computed per message.
+  std::unique_ptr<MissLimiter::Slot> slot_;
+  InflightCharge charge_;
+  grpc::ByteBuffer message_;  // the write in flight
 };
-
-}  // namespace
 
 PositionalEncodingService::PositionalEncodingService(
     const ServiceLimits& limits, TableCache* cache, ComputePool* pool,
-    MethodStats* stats)
+    ByteBudget* inflight, MethodStats* stats)
     : limits_(limits),
       cache_(cache),
       pool_(pool),
+      inflight_(inflight),
       stats_(stats),
+      miss_limiter_(limits.max_misses_per_connection),
       start_time_(absl::Now()) {}
 
 grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
@@ -159,22 +295,62 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
     grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetTable);
+  absl::Status draining = CheckNotDraining();
   absl::StatusOr<TableSpec> spec =
-      draining_ ? ShuttingDown() : PlanGetTable(*raw, limits_);
+      draining.ok() ? PlanGetTable(*raw, limits_) : draining;
   if (!spec.ok()) {
     FinishUnary(reactor, *record, spec.status(), 0);
     return reactor;
   }
-  auto respond = [this, reactor, response, record,
-                  spec = *spec](std::shared_ptr<const Table> table) {
-    *response = BuildGetTableResponse(spec, std::move(table), pool_->size());
+  const uint64_t bytes = spec->table_bytes();
+  const TableCache::Lookup lookup = cache_->Find(*spec, spec->max_len);
+  if (lookup.table != nullptr) {
+    *response =
+        BuildGetTableResponse(*spec, TableSlice(lookup.table).sub(0, bytes));
     FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
-  };
-  if (std::shared_ptr<const Table> table = cache_->GetIfResident(*spec)) {
-    respond(std::move(table));
-  } else {
-    pool_->Post(
-        [this, respond, spec = *spec] { respond(cache_->GetOrCompute(spec)); });
+    return reactor;
+  }
+  // A miss. Its answer is charged to the inflight budget only if the table
+  // ends up outside the cache (not admitted): a cached table is sent from
+  // the cache's own bytes.
+  auto ticket = std::make_shared<MissTicket>();
+  absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
+      AcquireMissSlot(context);
+  absl::Status admitted = slot.status();
+  if (slot.ok()) {
+    ticket->slot = std::move(*slot);
+    admitted = PostMiss(
+        context, MissCost(lookup, *spec, bytes),
+        [this, reactor, response, record, ticket, spec = *spec,
+         whole = lookup.compute_whole] {
+          const uint64_t bytes = spec.table_bytes();
+          std::shared_ptr<const Table> table =
+              whole ? cache_->ComputeWhole(spec) : nullptr;
+          absl::StatusOr<grpc::Slice> data;
+          if (table != nullptr) {
+            data = TableSlice(std::move(table)).sub(0, bytes);
+          } else if (absl::Status s = ChargeInflight(bytes); !s.ok()) {
+            data = s;
+          } else {  // not admitted: compute just this answer
+            ticket->charge = InflightCharge(inflight_, bytes);
+            data = ticket->charge.IntoSlice();
+            if (data.ok()) {
+              ComputeRowsParallel(EncodingPlan(spec), 0, spec.max_len,
+                                  MutableData(*data), pool_);
+              cache_->RecordRowsComputed(spec, spec.max_len);
+            }
+          }
+          ticket->slot.reset();  // before the client sees the answer
+          if (!data.ok()) {
+            return FinishUnary(reactor, *record, data.status(), 0);
+          }
+          *response = BuildGetTableResponse(spec, std::move(*data));
+          FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
+        });
+  }
+  if (!admitted.ok()) {
+    if (lookup.compute_whole) cache_->CancelWhole(*spec);
+    FinishUnary(reactor, *record, admitted, 0);
   }
   return reactor;
 }
@@ -182,18 +358,20 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
 grpc::ServerWriteReactor<grpc::ByteBuffer>*
 PositionalEncodingService::StreamRows(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* raw) {
-  auto* stream =
-      new TableStream(Method::kStreamRows, context, cache_, pool_, stats_);
-  stream->Start(draining_ ? ShuttingDown() : PlanStreamRows(*raw, limits_));
+  auto* stream = new TableStream(Method::kStreamRows, context, this);
+  absl::Status draining = CheckNotDraining();
+  stream->Start(draining.ok() ? PlanStreamRows(*raw, limits_)
+                              : absl::StatusOr<RangePlan>(draining));
   return stream;
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>*
 PositionalEncodingService::StreamBatches(grpc::CallbackServerContext* context,
                                          const grpc::ByteBuffer* raw) {
-  auto* stream =
-      new TableStream(Method::kStreamBatches, context, cache_, pool_, stats_);
-  stream->Start(draining_ ? ShuttingDown() : PlanStreamBatches(*raw, limits_));
+  auto* stream = new TableStream(Method::kStreamBatches, context, this);
+  absl::Status draining = CheckNotDraining();
+  stream->Start(draining.ok() ? PlanStreamBatches(*raw, limits_)
+                              : absl::StatusOr<RangePlan>(draining));
   return stream;
 }
 
@@ -202,27 +380,59 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
     grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetRows);
+  absl::Status draining = CheckNotDraining();
   absl::StatusOr<GatherPlan> planned =
-      draining_ ? ShuttingDown() : PlanGetRows(*raw, limits_);
+      draining.ok() ? PlanGetRows(*raw, limits_) : draining;
   if (!planned.ok()) {
     FinishUnary(reactor, *record, planned.status(), 0);
     return reactor;
   }
   auto plan = std::make_shared<const GatherPlan>(std::move(*planned));
-  auto respond = [this, reactor, response, record,
-                  plan](std::shared_ptr<const Table> table) {
-    *response = BuildGetRowsResponse(*plan, table.get());
+  const uint64_t rows = plan->positions.size();
+  const uint64_t answer_bytes = rows * plan->spec.row_bytes();
+  // Hit or miss, the answer is a fresh buffer of answer_bytes.
+  auto ticket = std::make_shared<MissTicket>();
+  if (absl::Status s = ChargeInflight(answer_bytes); !s.ok()) {
+    FinishUnary(reactor, *record, s, 0);
+    return reactor;
+  }
+  ticket->charge = InflightCharge(inflight_, answer_bytes);
+  const TableCache::Lookup lookup = cache_->Find(plan->spec, rows);
+  auto respond = [reactor, response, record, plan, ticket](const Table* table) {
+    absl::StatusOr<grpc::Slice> data = ticket->charge.IntoSlice();
+    if (!data.ok()) return FinishUnary(reactor, *record, data.status(), 0);
+    if (table != nullptr) {
+      GatherRows(*plan, *table, MutableData(*data));
+    } else {
+      ComputePositions(plan->spec, plan->positions, MutableData(*data));
+    }
+    *response = BuildGetRowsResponse(*plan, std::move(*data));
     FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
   };
-  if (std::shared_ptr<const Table> table = cache_->GetIfResident(plan->spec)) {
-    respond(std::move(table));
-  } else {
-    // A table that fits the cache is computed whole and kept, so later
-    // gathers hit; a larger one is never materialised: compute just the rows.
-    const bool cacheable = cache_->Admits(plan->spec);
-    pool_->Post([this, respond, cacheable, plan] {
-      respond(cacheable ? cache_->GetOrCompute(plan->spec) : nullptr);
-    });
+  if (lookup.table != nullptr) {
+    respond(lookup.table.get());
+    return reactor;
+  }
+  absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
+      AcquireMissSlot(context);
+  absl::Status admitted = slot.status();
+  if (slot.ok()) {
+    ticket->slot = std::move(*slot);
+    const bool whole = lookup.compute_whole;
+    admitted =
+        PostMiss(context, MissCost(lookup, plan->spec, answer_bytes),
+                 [this, respond, plan, ticket, whole, rows] {
+                   std::shared_ptr<const Table> table =
+                       whole ? cache_->ComputeWhole(plan->spec) : nullptr;
+                   if (table == nullptr)
+                     cache_->RecordRowsComputed(plan->spec, rows);
+                   ticket->slot.reset();  // before the client sees the answer
+                   respond(table.get());
+                 });
+  }
+  if (!admitted.ok()) {
+    if (lookup.compute_whole) cache_->CancelWhole(plan->spec);
+    FinishUnary(reactor, *record, admitted, 0);
   }
   return reactor;
 }
@@ -240,6 +450,21 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   c->set_entries(cache.entries);
   c->set_budget_bytes(cache.budget_bytes);
   c->set_computations(cache.computations);
+  c->set_admissions(cache.admissions);
+  c->set_rejections(cache.rejections);
+  c->set_rows_computed_outside(cache.rows_computed_outside);
+  const ComputePool::Stats pool = pool_->GetStats();
+  v1::ComputeStats* compute = response->mutable_compute();
+  compute->set_queued_tasks(pool.queued_tasks);
+  compute->set_queued_bytes(pool.queued_bytes);
+  compute->set_running_tasks(pool.running_tasks);
+  compute->set_inflight_bytes(inflight_->used());
+  v1::RefusalStats* refused = response->mutable_refusals();
+  refused->set_queue_full(refusals_.Get(RefusalReason::kQueueFull));
+  refused->set_connection_misses(
+      refusals_.Get(RefusalReason::kConnectionMisses));
+  refused->set_inflight_bytes(refusals_.Get(RefusalReason::kInflightBytes));
+  refused->set_draining(refusals_.Get(RefusalReason::kDraining));
   v1::ServerInfo* info = response->mutable_server();
   info->set_version(POSENC_VERSION);
   info->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - start_time_));
@@ -247,6 +472,9 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   info->set_max_len_limit(limits_.spec.max_len_limit);
   info->set_max_rows_per_request(limits_.max_rows_per_request);
   info->set_max_message_bytes(limits_.max_message_bytes);
+  info->set_max_queued_compute_bytes(pool_->max_queued_bytes());
+  info->set_max_misses_per_connection(limits_.max_misses_per_connection);
+  info->set_max_inflight_bytes(inflight_->limit());
   // Count this call first, so a caller sees its own GetStats.
   record.End(absl::OkStatus(), 0);
   for (int m = 0; m < kMethodCount; ++m) {

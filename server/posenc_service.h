@@ -10,6 +10,14 @@
 // OnWriteDone, so a slow reader never makes the server buffer a table. Table
 // computations run on the ComputePool, never on gRPC's callback threads.
 //
+// What a call costs follows what it asks for: the cache (TableCache::Find)
+// says whether a miss computes the whole table or just the call's rows. A
+// miss is refused up front with RESOURCE_EXHAUSTED, before any work, when
+// its connection already has max_misses_per_connection computations in
+// progress, when the compute queue is full, or when the memory it needs
+// outside the cache (its response buffer) would take calls in progress past
+// the inflight budget. Cache hits never wait for the pool.
+//
 // Thread-safe. The cache, pool and stats must outlive the service and every
 // call it started (shut the grpc::Server down before destroying them).
 #ifndef POSENC_SERVER_POSENC_SERVICE_H_
@@ -19,11 +27,14 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "core/byte_budget.h"
+#include "core/compute_pool.h"
 #include "core/table_cache.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.grpc.pb.h"
-#include "server/compute_pool.h"
 #include "server/method_stats.h"
+#include "server/miss_limiter.h"
+#include "server/refusal_stats.h"
 #include "server/request_handler.h"
 
 namespace posenc {
@@ -37,8 +48,11 @@ using RawTableMethods = v1::PositionalEncoding::WithRawCallbackMethod_GetTable<
 
 class PositionalEncodingService final : public RawTableMethods {
  public:
+  // `inflight` bounds the bytes calls hold outside the cache; the cache
+  // should charge evicted tables to the same budget.
   PositionalEncodingService(const ServiceLimits& limits, TableCache* cache,
-                            ComputePool* pool, MethodStats* stats);
+                            ComputePool* pool, ByteBudget* inflight,
+                            MethodStats* stats);
 
   grpc::ServerUnaryReactor* GetTable(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
@@ -60,11 +74,32 @@ class PositionalEncodingService final : public RawTableMethods {
   // answers), so a draining server finishes only the calls it already has.
   void StartDraining() { draining_.store(true, std::memory_order_relaxed); }
 
+  const RefusalStats& refusals() const { return refusals_; }
+
  private:
+  class TableStream;
+  struct MissTicket;
+
+  // Status of a refused call, counted under `reason`.
+  absl::Status Refuse(RefusalReason reason, absl::Status status);
+  // UNAVAILABLE while draining (counted), else OK.
+  absl::Status CheckNotDraining();
+  // Takes `bytes` of the inflight budget, or RESOURCE_EXHAUSTED (counted).
+  absl::Status ChargeInflight(uint64_t bytes);
+  // A connection slot for a miss, or RESOURCE_EXHAUSTED (counted).
+  absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> AcquireMissSlot(
+      grpc::CallbackServerContext* context);
+  // pool_->TryPost for the call's connection; a refusal is counted.
+  absl::Status PostMiss(grpc::CallbackServerContext* context,
+                        uint64_t cost_bytes, std::function<void()> task);
+
   const ServiceLimits limits_;
   TableCache* const cache_;
   ComputePool* const pool_;
+  ByteBudget* const inflight_;
   MethodStats* const stats_;
+  MissLimiter miss_limiter_;
+  RefusalStats refusals_;
   const absl::Time start_time_;
   std::atomic<bool> draining_{false};
 };

@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/proto_conversion.h"
-#include "core/encoding.h"
 #include "core/request_limits.h"
 #include "posenc/v1/posenc.pb.h"
 #include "server/tensor_message.h"
@@ -124,36 +123,26 @@ absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
 }
 
 grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
-                                       std::shared_ptr<const Table> table,
-                                       int threads) {
-  grpc::Slice data;
-  if (table != nullptr) {
-    data = TableSlice(std::move(table)).sub(0, spec.table_bytes());
-  } else {  // not cacheable: compute just for this call
-    data = NewSlice(spec.table_bytes());
-    ComputeRowsParallel(spec, 0, spec.max_len, MutableData(data), threads);
-  }
+                                       grpc::Slice data) {
   return EncodeTensorMessage(1, 0, spec.dtype, {spec.max_len, spec.d},
                              std::move(data));
 }
 
-grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
-                                      const Table* table) {
-  const auto& positions = plan.positions;
+void GatherRows(const GatherPlan& plan, const Table& table, std::byte* out) {
   const size_t row_bytes = plan.spec.row_bytes();
-  grpc::Slice data = NewSlice(positions.size() * row_bytes);
-  std::byte* out = MutableData(data);
-  if (table != nullptr) {
-    for (int k = 0; k < positions.size(); ++k) {
-      std::memcpy(out + k * row_bytes,
-                  table->data() + size_t{positions[k]} * row_bytes, row_bytes);
-    }
-  } else {
-    ComputePositions(plan.spec, positions, out);
+  for (int k = 0; k < plan.positions.size(); ++k) {
+    std::memcpy(out + k * row_bytes,
+                table.data() + size_t{plan.positions[k]} * row_bytes,
+                row_bytes);
   }
+}
+
+grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
+                                      grpc::Slice data) {
   return EncodeTensorMessage(
       1, 0, plan.spec.dtype,
-      {static_cast<uint32_t>(positions.size()), plan.spec.d}, std::move(data));
+      {static_cast<uint32_t>(plan.positions.size()), plan.spec.d},
+      std::move(data));
 }
 
 grpc::ByteBuffer BuildRangeMessage(const RangePlan& plan, bool rows_stream,

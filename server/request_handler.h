@@ -27,6 +27,8 @@ struct ServiceLimits {
   SpecLimits spec;
   uint32_t max_rows_per_request = 65536;
   uint64_t max_message_bytes = uint64_t{64} << 20;
+  // Computations one connection may have in progress.
+  uint32_t max_misses_per_connection = 32;
 };
 
 // Rows [start, end) of a table, rows_per_message rows per streamed message.
@@ -61,17 +63,18 @@ absl::StatusOr<RangePlan> PlanStreamBatches(const grpc::ByteBuffer& raw,
 absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
                                        const ServiceLimits& limits);
 
-// The GetTableResponse for `spec`: the bytes of `table` without a copy when
-// it is non-null (a cached table covering spec), else computed here with up
-// to `threads` threads.
-grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
-                                       std::shared_ptr<const Table> table,
-                                       int threads);
+// The GetTableResponse for `spec` whose tensor bytes are `data`: all of a
+// cached table's bytes (TableSlice, without a copy) or rows computed for this
+// call. Precondition: data.size() == spec.table_bytes().
+grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec, grpc::Slice data);
 
-// The GetRowsResponse for `plan`: gathered from `table` when non-null, else
-// computed here.
-grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
-                                      const Table* table);
+// Copies the rows at plan.positions of `table` (a table covering plan.spec)
+// to `out` (positions.size() * row_bytes bytes).
+void GatherRows(const GatherPlan& plan, const Table& table, std::byte* out);
+
+// The GetRowsResponse for `plan` whose tensor bytes are `data` (the rows in
+// the order of plan.positions).
+grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan, grpc::Slice data);
 
 // One StreamRowsResponse (rows_per_message == 1) or StreamBatchesResponse
 // carrying rows [first, first + rows) of plan.spec, whose bytes are `data`.

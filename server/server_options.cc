@@ -22,12 +22,17 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--cache_bytes must be at least 1048576 (1 MiB), got ", o.cache_bytes));
   }
-  if (o.max_d < 2 || o.max_d > (1u << 20)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max_d must be 2..1048576, got ", o.max_d));
+  if (o.max_d < 2 || o.max_d > kProvenMaxD) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_d must be 2..", kProvenMaxD, ", got ", o.max_d,
+        ": exactness is proven and tested only up to d=", kProvenMaxD,
+        " (docs/numerics.md)"));
   }
-  if (o.max_len_limit < 1) {
-    return absl::InvalidArgumentError("--max_len_limit must be at least 1");
+  if (o.max_len_limit < 1 || o.max_len_limit > kProvenMaxLen) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_len_limit must be 1..", kProvenMaxLen, ", got ", o.max_len_limit,
+        ": exactness is proven and tested only for positions "
+        "up to 2^24 (docs/numerics.md)"));
   }
   if (o.max_rows_per_request < 1) {
     return absl::InvalidArgumentError(
@@ -50,6 +55,26 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
   if (o.threads < 0 || o.threads > 1024) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--threads must be 0..1024 (0 = one per core), got ", o.threads));
+  }
+  if (o.max_queued_compute_bytes < 1) {
+    return absl::InvalidArgumentError(
+        "--max_queued_compute_bytes must be at least 1");
+  }
+  if (o.max_misses_per_connection < 1) {
+    return absl::InvalidArgumentError(
+        "--max_misses_per_connection must be at least 1");
+  }
+  if (o.max_inflight_bytes < (uint64_t{1} << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_inflight_bytes must be at least 1048576 (1 MiB), "
+                     "got ",
+                     o.max_inflight_bytes));
+  }
+  if (o.grpc_memory_bytes < (uint64_t{4} << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--grpc_memory_bytes must be at least 4194304 (4 MiB), "
+                     "got ",
+                     o.grpc_memory_bytes));
   }
   if (!std::isfinite(o.grace_seconds) || o.grace_seconds < 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -10,15 +10,20 @@
 
 namespace posenc {
 
+// The range over which the numerics are proven and tested (docs/numerics.md):
+// positions up to 2^24 and d up to 65536.
+inline constexpr uint32_t kProvenMaxD = 65536;
+inline constexpr uint32_t kProvenMaxLen = 1u << 24;
+
 struct ServerOptions {
   // host:port to listen on; port 0 picks a free port (see PosencServer::port).
   std::string listen = "127.0.0.1:50051";
   // Byte budget of the table cache.
   uint64_t cache_bytes = uint64_t{512} << 20;
-  // Largest model dimension d accepted.
-  uint32_t max_d = 65536;
-  // Largest max_len accepted (2^24: every position is exact in float32).
-  uint32_t max_len_limit = 1u << 24;
+  // Largest model dimension d accepted; at most kProvenMaxD.
+  uint32_t max_d = kProvenMaxD;
+  // Largest max_len accepted; at most kProvenMaxLen.
+  uint32_t max_len_limit = kProvenMaxLen;
   // Most positions in one GetRows request.
   uint32_t max_rows_per_request = 65536;
   // Largest tensor payload in one response message, in bytes.
@@ -29,6 +34,17 @@ struct ServerOptions {
   uint32_t max_concurrent_streams = 256;
   // Threads computing tables; 0 means one per core.
   int threads = 0;
+  // Bytes of computation (the output it will write) that may wait for a
+  // compute thread; a miss past it gets RESOURCE_EXHAUSTED.
+  uint64_t max_queued_compute_bytes = uint64_t{256} << 20;
+  // Computations one client connection may have in progress.
+  uint32_t max_misses_per_connection = 32;
+  // Bytes calls in progress may hold outside the cache: response buffers
+  // and evicted tables still being sent. Peak memory stays near
+  // cache_bytes + max_inflight_bytes + grpc_memory_bytes.
+  uint64_t max_inflight_bytes = uint64_t{256} << 20;
+  // gRPC's ResourceQuota: memory for its own buffers (reads, HTTP/2 frames).
+  uint64_t grpc_memory_bytes = uint64_t{64} << 20;
   // On SIGTERM/SIGINT, how long in-flight calls may take to finish before
   // they are cancelled.
   double grace_seconds = 10.0;

@@ -1,6 +1,8 @@
 #include "server/tensor_message.h"
 
 #include <cassert>
+#include <cstdlib>
+#include <new>
 
 #include "common/proto_conversion.h"
 
@@ -36,6 +38,20 @@ void DeleteTableRef(void* ref) {
   delete static_cast<std::shared_ptr<const Table>*>(ref);
 }
 
+// The header of a NewChargedSlice block; the data follows it.
+struct ChargedBlock {
+  ByteBudget* budget;
+  size_t bytes;
+};
+constexpr size_t kChargedHeader = 64;  // keeps the data 64-byte aligned
+static_assert(sizeof(ChargedBlock) <= kChargedHeader);
+
+void FreeChargedBlock(void* block) {
+  const ChargedBlock* header = static_cast<ChargedBlock*>(block);
+  header->budget->Release(header->bytes);
+  std::free(block);
+}
+
 }  // namespace
 
 grpc::Slice TableSlice(std::shared_ptr<const Table> table) {
@@ -46,6 +62,16 @@ grpc::Slice TableSlice(std::shared_ptr<const Table> table) {
 }
 
 grpc::Slice NewSlice(size_t bytes) { return grpc::Slice(bytes); }
+
+std::optional<grpc::Slice> NewChargedSlice(size_t bytes, ByteBudget* budget) {
+  const size_t total = (kChargedHeader + bytes + kChargedHeader - 1) /
+                       kChargedHeader * kChargedHeader;
+  void* block = std::aligned_alloc(kChargedHeader, total);
+  if (block == nullptr) return std::nullopt;
+  new (block) ChargedBlock{budget, bytes};
+  return grpc::Slice(static_cast<char*>(block) + kChargedHeader, bytes,
+                     &FreeChargedBlock, block);
+}
 
 grpc::ByteBuffer EncodeTensorMessage(int tensor_field, uint32_t leading,
                                      DType dtype,

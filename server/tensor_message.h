@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 
+#include "core/byte_budget.h"
 #include "core/table.h"
 #include "core/table_spec.h"
 
@@ -24,6 +26,11 @@ grpc::Slice TableSlice(std::shared_ptr<const Table> table);
 
 // A freshly allocated, writable slice of `bytes` bytes.
 grpc::Slice NewSlice(size_t bytes);
+
+// NewSlice whose `bytes`, already taken from `budget` by the caller, are
+// returned to it when gRPC drops the last reference. nullptr (nothing
+// taken) when the memory cannot be allocated.
+std::optional<grpc::Slice> NewChargedSlice(size_t bytes, ByteBudget* budget);
 inline std::byte* MutableData(grpc::Slice& slice) {
   return reinterpret_cast<std::byte*>(const_cast<uint8_t*>(slice.begin()));
 }

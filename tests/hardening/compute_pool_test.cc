@@ -1,11 +1,15 @@
 // ComputePool under contention: tasks posted from many threads all run,
-// each exactly once, and the destructor runs every task already posted.
-#include "server/compute_pool.h"
+// each exactly once, and the destructor runs every task already posted; the
+// queue refuses work past its byte bound, serves owners in turn, and
+// ParallelFor runs every chunk once, even from inside the pool.
+#include "core/compute_pool.h"
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace posenc {
@@ -45,6 +49,76 @@ TEST(ComputePoolTest, TasksPostingTasks_AllRunBeforeDestruction) {
   }
   EXPECT_EQ(done.load(), 200);
   EXPECT_EQ(plain_counter, 42);
+}
+
+// Blocks the pool's only thread until released, so tasks queue behind it.
+class BlockedPool {
+ public:
+  explicit BlockedPool(uint64_t max_queued_bytes)
+      : pool_(ComputePool::Options{1, max_queued_bytes}) {
+    pool_.Post([this] { release_.WaitForNotification(); });
+    while (pool_.GetStats().running_tasks == 0) std::this_thread::yield();
+  }
+  ~BlockedPool() {
+    if (!release_.HasBeenNotified()) release_.Notify();
+  }
+  ComputePool& pool() { return pool_; }
+  void Release() { release_.Notify(); }
+
+ private:
+  absl::Notification release_;
+  ComputePool pool_;  // destroyed first: joins after release_ is notified
+};
+
+TEST(ComputePoolTest, QueueOverByteBound_ResourceExhaustedNamingFlag) {
+  BlockedPool blocked(1000);
+  ComputePool& pool = blocked.pool();
+  // The first task is accepted into an empty queue whatever its size.
+  EXPECT_TRUE(pool.TryPost("a", 5000, [] {}).ok());
+  absl::Status refused = pool.TryPost("b", 1, [] {});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::HasSubstr("--max_queued_compute_bytes=1000"));
+  ComputePool::Stats stats = pool.GetStats();
+  EXPECT_EQ(stats.queued_tasks, 1u);
+  EXPECT_EQ(stats.queued_bytes, 5000u);
+  EXPECT_EQ(stats.refused, 1u);
+  // A continuation is queued whatever the queue holds.
+  pool.Post("b", 1, [] {});
+  EXPECT_EQ(pool.GetStats().queued_tasks, 2u);
+}
+
+TEST(ComputePoolTest, Owners_ServedInTurnNotInArrivalOrder) {
+  std::vector<std::string> order;  // written by the pool's one thread
+  {
+    BlockedPool blocked(uint64_t{1} << 30);
+    ComputePool& pool = blocked.pool();
+    for (int i = 0; i < 3; ++i) {
+      pool.Post("flood", 1, [&order] { order.push_back("flood"); });
+    }
+    pool.Post("quiet", 1, [&order] { order.push_back("quiet"); });
+  }  // released; the destructor runs every queued task, then joins
+  // "quiet" arrived after three flood tasks but runs after the first.
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"flood", "quiet", "flood", "flood"}));
+}
+
+TEST(ComputePoolTest, ParallelForInsidePoolTask_RunsEveryChunkOnce) {
+  ComputePool pool(2);
+  constexpr int kChunks = 64;
+  std::vector<std::atomic<int>> runs(kChunks);
+  absl::Notification done;
+  // Both threads call ParallelFor at once: neither may wait for the other's
+  // queued helpers.
+  std::atomic<int> finished{0};
+  for (int t = 0; t < 2; ++t) {
+    pool.Post([&] {
+      pool.ParallelFor(kChunks, [&runs](int c) { ++runs[c]; });
+      if (++finished == 2) done.Notify();
+    });
+  }
+  done.WaitForNotification();
+  for (const auto& r : runs) EXPECT_EQ(r.load(), 2);
 }
 
 }  // namespace

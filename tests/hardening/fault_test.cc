@@ -22,6 +22,15 @@ namespace {
 
 class FaultTest : public ServerTest {
  protected:
+  // These tests open up to a few hundred cold streams on one connection at
+  // once; the per-connection cap on misses has its own tests
+  // (bounded_cost_test.cc), so here it is out of the way.
+  void SetUp() override {
+    ServerOptions options = DefaultOptions();
+    options.max_misses_per_connection = 1024;
+    StartServer(options);
+  }
+
   double InflightStreams() {
     return MetricValue(server_->RenderMetrics(), "posenc_inflight_streams");
   }

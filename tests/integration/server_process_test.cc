@@ -199,7 +199,7 @@ TEST(ServerProcessTest, InvalidFlag_ExitTwoNamingFlag) {
   Subprocess server({POSENC_SERVER_PATH, "--max_d=1"}, Temp("bad.out"),
                     Temp("bad.err"));
   EXPECT_EQ(server.Wait(absl::Seconds(10)), 2);
-  EXPECT_THAT(server.Stderr(), HasSubstr("--max_d must be 2..1048576, got 1"));
+  EXPECT_THAT(server.Stderr(), HasSubstr("--max_d must be 2..65536, got 1"));
 }
 
 TEST(ServerProcessTest, MalformedListen_ExitTwo) {

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/synchronization/barrier.h"
+#include "core/byte_budget.h"
+#include "core/frequency_sketch.h"
 #include "gtest/gtest.h"
 
 namespace posenc {
@@ -68,15 +70,20 @@ TEST(TableCacheTest, LongerTableOfFamily_ReplacesShorterOne) {
   EXPECT_EQ(stats.resident_bytes, 16u * 1000 * 4);
 }
 
-TEST(TableCacheTest, OverBudget_EvictsLeastRecentlyUsed) {
+TEST(TableCacheTest, OverBudget_EvictsLeastRecentlyUsedForMoreFrequentFamily) {
   // Each table is 16 * 1000 * 4 = 64000 bytes; the budget holds two.
   TableCache cache(Budget(130000));
   auto a = cache.GetOrCompute(Spec(16, 1000, 100));
   auto b = cache.GetOrCompute(Spec(16, 1000, 200));
   cache.GetOrCompute(Spec(16, 1000, 100));  // a is now most recent
-  cache.GetOrCompute(Spec(16, 1000, 300));  // evicts b
+  // A newcomer asked for once is no more frequent than b: not admitted.
+  EXPECT_EQ(cache.GetOrCompute(Spec(16, 1000, 300)), nullptr);
+  EXPECT_EQ(cache.GetStats().rejections, 1u);
+  // Asked for again, it is more frequent than b (the LRU table): b goes.
+  ASSERT_NE(cache.GetOrCompute(Spec(16, 1000, 300)), nullptr);
   TableCache::Stats stats = cache.GetStats();
   EXPECT_EQ(stats.evictions, 1u);
+  EXPECT_EQ(stats.admissions, 3u);
   EXPECT_EQ(stats.entries, 2u);
   EXPECT_LE(stats.resident_bytes, 130000u);
   EXPECT_EQ(cache.GetIfResident(Spec(16, 1000, 100)), a);
@@ -130,7 +137,87 @@ TEST(TableCacheTest, ConcurrentDistinctSpecs_StayWithinBudget) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_FALSE(over_budget);
-  EXPECT_GT(cache.GetStats().evictions, 0u);
+  TableCache::Stats stats = cache.GetStats();
+  EXPECT_GT(stats.evictions + stats.rejections, 0u);
+}
+
+TEST(TableCacheTest, FewRowsOfMissingTable_ComputeRowsNotTable) {
+  TableCache cache(Budget(uint64_t{1} << 30));
+  const TableSpec big = Spec(1024, 131072);  // 512 MiB: admissible
+  TableCache::Lookup lookup = cache.Find(big, 1);
+  EXPECT_EQ(lookup.table, nullptr);
+  EXPECT_FALSE(lookup.compute_whole);
+  EXPECT_EQ(cache.GetStats().misses, 1u);
+  EXPECT_EQ(cache.GetStats().computations, 0u);
+}
+
+TEST(TableCacheTest, AnEighthOfTheTableOrMore_ComputeWhole) {
+  TableCache cache(Budget(1 << 20));
+  EXPECT_TRUE(cache.Find(Spec(16, 1000), 1000).compute_whole);  // GetTable
+  EXPECT_TRUE(cache.Find(Spec(16, 1000), 125).compute_whole);
+  EXPECT_FALSE(cache.Find(Spec(16, 1000), 124).compute_whole);
+  // Never for a table the budget cannot hold.
+  EXPECT_FALSE(cache.Find(Spec(512, 1000), 1000).compute_whole);
+}
+
+TEST(TableCacheTest, RowsRentedPastOneEighth_NextMissComputesWhole) {
+  TableCache cache(Budget(1 << 20));
+  const TableSpec spec = Spec(16, 800);  // buys after 800 / 8 = 100 rows
+  for (int call = 0; call < 99; ++call) {
+    ASSERT_FALSE(cache.Find(spec, 1).compute_whole) << "call " << call;
+    cache.RecordRowsComputed(spec, 1);
+  }
+  EXPECT_TRUE(cache.Find(spec, 1).compute_whole);
+  EXPECT_EQ(cache.GetStats().rows_computed_outside, 99u);
+  ASSERT_NE(cache.ComputeWhole(spec), nullptr);
+  EXPECT_NE(cache.Find(spec, 1).table, nullptr);
+}
+
+TEST(TableCacheTest, FloodOfOneOffSpecs_HotTableStaysResident) {
+  // Room for four 64000-byte tables.
+  TableCache cache(Budget(4 * 64000));
+  const TableSpec hot = Spec(16, 1000, 10000);
+  auto table = cache.GetOrCompute(hot);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(cache.GetOrCompute(hot), table);
+  for (int i = 0; i < 500; ++i) {
+    cache.GetOrCompute(Spec(16, 1000, 20000 + i));  // each asked for once
+    ASSERT_EQ(cache.GetIfResident(hot), table) << "after one-off " << i;
+  }
+  // The hot table, three one-offs into free space, then (bar the rare
+  // one-off whose sketch estimate collides upward) only rejections.
+  TableCache::Stats stats = cache.GetStats();
+  EXPECT_GE(stats.admissions, 4u);
+  EXPECT_LE(stats.admissions, 10u);
+  EXPECT_EQ(stats.admissions + stats.rejections, 501u);
+  EXPECT_LE(stats.resident_bytes, 4u * 64000);
+}
+
+TEST(TableCacheTest, EvictedTableStillHeld_ChargedUntilReleased) {
+  ByteBudget pinned(1 << 30);
+  TableCache::Options options = Budget(130000);  // two 64000-byte tables
+  options.pinned = &pinned;
+  TableCache cache(options);
+  auto held = cache.GetOrCompute(Spec(16, 1000, 100));  // a call sends it
+  cache.GetOrCompute(Spec(16, 1000, 200));
+  cache.GetOrCompute(Spec(16, 1000, 200));
+  cache.GetOrCompute(Spec(16, 1000, 300));  // rejected: as frequent as 100
+  cache.GetOrCompute(Spec(16, 1000, 300));
+  cache.GetOrCompute(Spec(16, 1000, 300));  // now more frequent: 100 goes
+  ASSERT_EQ(cache.GetIfResident(Spec(16, 1000, 100)), nullptr);
+  EXPECT_EQ(pinned.used(), 64000u);
+  held.reset();  // the last holder lets go
+  EXPECT_EQ(pinned.used(), 0u);
+}
+
+TEST(FrequencySketchTest, CountsThenHalves) {
+  FrequencySketch sketch(256, 1000);
+  for (int i = 0; i < 10; ++i) sketch.Add(42);
+  EXPECT_GE(sketch.Estimate(42), 10u);
+  EXPECT_LE(sketch.Estimate(42), 10u + 2);  // depth 4: collisions are rare
+  EXPECT_EQ(sketch.Estimate(43), 0u);
+  sketch.Add(7, 990);  // 1000 added in all: every counter halves
+  EXPECT_EQ(sketch.resets(), 1u);
+  EXPECT_EQ(sketch.Estimate(42), 5u);
 }
 
 }  // namespace

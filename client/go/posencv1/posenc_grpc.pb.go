@@ -19,17 +19,17 @@ const _ = grpc.SupportPackageIsVersion7
 type PositionalEncodingClient interface {
 	// The whole table [0, max_len) in one message.
 	// INVALID_ARGUMENT, RESOURCE_EXHAUSTED when the table exceeds
-	// --max_message_bytes (use StreamBatches).
+	// --max_message_bytes (use StreamBatches) or a bounded resource is full.
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
 	// Rows [start, end), one message per row, then OK.
-	// INVALID_ARGUMENT, OUT_OF_RANGE.
+	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED (a bounded resource).
 	StreamRows(ctx context.Context, in *StreamRowsRequest, opts ...grpc.CallOption) (PositionalEncoding_StreamRowsClient, error)
 	// Rows [start, end) in messages of rows_per_batch rows, then OK.
-	// INVALID_ARGUMENT, OUT_OF_RANGE.
+	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED (a bounded resource).
 	StreamBatches(ctx context.Context, in *StreamBatchesRequest, opts ...grpc.CallOption) (PositionalEncoding_StreamBatchesClient, error)
 	// Any list of positions, in the order given.
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED when the answer
-	// exceeds --max_message_bytes.
+	// exceeds --max_message_bytes or a bounded resource is full.
 	GetRows(ctx context.Context, in *GetRowsRequest, opts ...grpc.CallOption) (*GetRowsResponse, error)
 	// Cache counters, per-method call counts and server limits. Always OK.
 	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
@@ -140,17 +140,17 @@ func (c *positionalEncodingClient) GetStats(ctx context.Context, in *GetStatsReq
 type PositionalEncodingServer interface {
 	// The whole table [0, max_len) in one message.
 	// INVALID_ARGUMENT, RESOURCE_EXHAUSTED when the table exceeds
-	// --max_message_bytes (use StreamBatches).
+	// --max_message_bytes (use StreamBatches) or a bounded resource is full.
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
 	// Rows [start, end), one message per row, then OK.
-	// INVALID_ARGUMENT, OUT_OF_RANGE.
+	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED (a bounded resource).
 	StreamRows(*StreamRowsRequest, PositionalEncoding_StreamRowsServer) error
 	// Rows [start, end) in messages of rows_per_batch rows, then OK.
-	// INVALID_ARGUMENT, OUT_OF_RANGE.
+	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED (a bounded resource).
 	StreamBatches(*StreamBatchesRequest, PositionalEncoding_StreamBatchesServer) error
 	// Any list of positions, in the order given.
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED when the answer
-	// exceeds --max_message_bytes.
+	// exceeds --max_message_bytes or a bounded resource is full.
 	GetRows(context.Context, *GetRowsRequest) (*GetRowsResponse, error)
 	// Cache counters, per-method call counts and server limits. Always OK.
 	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
