@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.pb.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -89,6 +90,11 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   if (!credentials.ok()) return credentials.status();
 
   grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service is built on upb, so grpc.health.v1 is not in
+  // protobuf's generated pool and reflection lists Health but cannot resolve
+  // it. Using the generated C++ of proto/grpc/health/v1/health.proto here
+  // links it in and registers its descriptor.
+  grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   // A process-wide plugin: once enabled, every server built later has it.
   if (options.channelz) grpc::channelz::experimental::InitChannelzService();
