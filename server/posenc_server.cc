@@ -119,9 +119,9 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   }
   if (!options.metrics_listen.empty()) {
     PosencServer* self = server.get();
-    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics =
-        MetricsHttpServer::Start(options.metrics_listen,
-                                 [self] { return self->RenderMetrics(); });
+    absl::StatusOr<std::unique_ptr<MetricsExposer>> metrics =
+        MetricsExposer::Start(options.metrics_listen,
+                              [self] { return self->Metrics(); });
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = std::move(*metrics);
   }
@@ -155,13 +155,17 @@ int PosencServer::metrics_port() const {
   return metrics_ != nullptr ? metrics_->port() : 0;
 }
 
-std::string PosencServer::RenderMetrics() const {
+MetricsInput PosencServer::Metrics() const {
   MetricsInput input;
   input.methods = &stats_;
   input.cache = cache_->GetStats();
   input.uptime_seconds = absl::ToDoubleSeconds(absl::Now() - start_time_);
   input.version = POSENC_VERSION;
-  return posenc::RenderMetrics(input);
+  return input;
+}
+
+std::string PosencServer::RenderMetrics() const {
+  return posenc::RenderMetrics(Metrics());
 }
 
 PosencServer::~PosencServer() {
