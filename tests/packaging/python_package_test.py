@@ -29,6 +29,39 @@ ASYNC_EXPECT = ["float32 (16, 4)", "2 [ 0.9092974", "(2, 4)",
                 "INVALID_ARGUMENT"]
 
 
+# Beyond the README: asyncio streams raise PosencError, and leaving an
+# `async for` early ends the stream cleanly.
+AIO_STREAMS = """\
+import asyncio
+import sys
+
+import posenc
+
+
+async def main():
+    async with posenc.aio.Client(sys.argv[1], timeout=10) as client:
+        try:
+            async for _ in client.rows(posenc.TableSpec(d=4, max_len=16),
+                                       start=20):
+                pass
+        except posenc.PosencError as error:
+            print("stream error", error.code_name)
+        seen = 0
+        async for _, batch in client.batches(
+                posenc.TableSpec(d=512, max_len=1000000), rows_per_batch=16):
+            seen += batch.shape[0]
+            if seen >= 32:
+                break
+        print("left after", seen)
+        stats = await client.stats()
+        print("budget", stats.cache.budget_bytes > 0)
+
+
+asyncio.run(main())
+"""
+AIO_EXPECT = ["stream error OUT_OF_RANGE", "left after 32", "budget True"]
+
+
 def run(argv, **kwargs):
     result = subprocess.run(argv, capture_output=True, text=True,
                             timeout=300, **kwargs)
@@ -120,6 +153,13 @@ def main():
                 missing = [text for text in expected if text not in out]
                 check(not missing, f"{name}: README {kind} example prints "
                       f"{expected} (missing {missing}):\n{out}")
+        script = os.path.join(tmp, "aio_streams.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(AIO_STREAMS)
+        out = run([venv_python, script, target], env=env, cwd=tmp)
+        missing = [text for text in AIO_EXPECT if text not in out]
+        check(not missing, f"wheel: asyncio stream errors and early exit "
+              f"{AIO_EXPECT} (missing {missing}):\n{out}")
     print(f"{checks - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
