@@ -32,17 +32,46 @@ namespace posenc {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: posenc <table|rows|gather|stats|health> [options]\n"
-    "  common:  --target host:port (127.0.0.1:50051)  --timeout seconds (30)\n"
-    "  TLS:     --tls-ca FILE [--tls-cert FILE --tls-key FILE] "
-    "[--tls-server-name NAME]\n"
-    "  spec:    --d N --max-len N [--base 10000] [--dtype float32|float64|"
-    "float16|bfloat16]\n"
-    "           [--layout interleaved|concat_sin_cos|concat_cos_sin] "
-    "[--frequency paper|t2t]\n"
-    "  table:   spec [-o FILE.npy|.csv|.bin]\n"
-    "  rows:    spec [--start S] [--end E] [--rows-per-batch R] [-o FILE]\n"
-    "  gather:  spec --positions 0,5,9 [-o FILE]\n";
+    "usage: posenc <command> [options]\n"
+    "commands:\n"
+    "  table    the whole table, d x max-len\n"
+    "  rows     rows [start, end) streamed in batches, in constant memory\n"
+    "  gather   the rows at --positions\n"
+    "  stats    the server's counters (GetStats)\n"
+    "  health   grpc.health.v1 Check; exits 1 unless SERVING\n"
+    "options of every command:\n"
+    "  --target host:port       server address (default: 127.0.0.1:50051)\n"
+    "  --timeout seconds        deadline of each call (default: 30)\n"
+    "  --tls-ca FILE            CA of the server's certificate; enables TLS "
+    "(default: plaintext)\n"
+    "  --tls-cert FILE --tls-key FILE\n"
+    "                           client certificate, for mutual TLS "
+    "(default: none)\n"
+    "  --tls-server-name NAME   name the server's certificate must have "
+    "(default: the target's host)\n"
+    "table, rows and gather (the table spec):\n"
+    "  --d N                    model dimension (required)\n"
+    "  --max-len N              table length (required)\n"
+    "  --base X                 frequency base (default: 10000)\n"
+    "  --dtype T                float32|float64|float16|bfloat16 "
+    "(default: float32)\n"
+    "  --layout L               interleaved|concat_sin_cos|concat_cos_sin "
+    "(default: interleaved)\n"
+    "  --frequency F            paper|t2t (default: paper)\n"
+    "  -o, --output FILE        .npy, .csv or .bin (default: CSV on stdout)\n"
+    "rows:\n"
+    "  --start S                first position (default: 0)\n"
+    "  --end E                  one past the last position "
+    "(default: max-len)\n"
+    "  --rows-per-batch R       rows per streamed message "
+    "(default: 0, the server's choice)\n"
+    "gather:\n"
+    "  --positions 0,5,9        positions to return (required)\n"
+    "exit status: 0 success, 1 RPC or I/O error, 2 usage error\n";
+
+bool IsHelp(const std::string& arg) {
+  return arg == "--help" || arg == "-h" || arg == "--helpfull" || arg == "help";
+}
 
 const std::vector<std::string> kCommon = {
     "target", "timeout", "tls-ca", "tls-cert", "tls-key", "tls-server-name"};
@@ -82,10 +111,16 @@ absl::Status WriteTensor(const std::string& path, const TableSpec& spec,
 }
 
 int Run(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) == "--help" ||
-      std::string(argv[1]) == "-h") {
+  if (argc < 2) {
     std::cerr << kUsage;
-    return argc < 2 ? 2 : 0;
+    return 2;
+  }
+  // `posenc --help`, `posenc help` and `posenc COMMAND --help`.
+  for (int i = 1; i < argc; ++i) {
+    if (IsHelp(argv[i]) && (i == 1 || std::string(argv[i]) != "help")) {
+      std::cout << kUsage;
+      return 0;
+    }
   }
   const std::string command = argv[1];
   if (command != "table" && command != "rows" && command != "gather" &&

@@ -8,12 +8,14 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsleef-dev libhwy-dev libmpfr-dev libgmp-dev
-  libcpp-httplib-dev libssl-dev
+  libhwy-dev libmpfr-dev libgmp-dev
+  prometheus-cpp-dev libssl-dev
 )
 test_pkgs=(
   clang libclang-rt-14-dev clang-format
   nghttp2-client openssl prometheus procps python3 python3-grpcio python3-protobuf python3-numpy python3-yaml
+  python3-venv python3-pip python3-setuptools python3-wheel python3-build
+  libcpp-httplib-dev
   golang-go golang-google-grpc-dev golang-google-protobuf-dev protoc-gen-go protoc-gen-go-grpc
   golang-github-golang-protobuf-1-5-dev
   nodejs

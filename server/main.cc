@@ -10,6 +10,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/log.h"
 #include "server/posenc_server.h"
@@ -17,6 +20,19 @@
 
 namespace {
 const posenc::ServerOptions kDefaults;
+
+// posenc's own flags are the ones defined in the project's server/ directory
+// (this file, today): --help and --helpshort list those, with their defaults;
+// --helpfull lists Abseil's too. New flags there need nothing else.
+bool IsPosencServerFlagFile(absl::string_view file) {
+  return absl::StrContains(absl::StrCat("/", file), "/server/");
+}
+
+// "server/main.cc" rather than the build machine's absolute path.
+std::string ShortFlagFileName(absl::string_view file) {
+  const size_t at = absl::StrCat("/", file).rfind("/server/");
+  return std::string(at == std::string::npos ? file : file.substr(at));
+}
 }  // namespace
 
 ABSL_FLAG(std::string, listen, kDefaults.listen,
@@ -70,9 +86,15 @@ ABSL_FLAG(bool, channelz, kDefaults.channelz,
           "the gRPC port");
 
 int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = IsPosencServerFlagFile;
+  usage_config.contains_helpshort_flags = IsPosencServerFlagFile;
+  usage_config.normalize_filename = ShortFlagFileName;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Serves sinusoidal positional-encoding tables over gRPC "
-      "(posenc.v1.PositionalEncoding).\nUsage: posenc_server [--flags]");
+      "(posenc.v1.PositionalEncoding).\nUsage: posenc_server [--flags]\n"
+      "--help lists posenc_server's flags; --helpfull adds Abseil's.");
   absl::ParseCommandLine(argc, argv);
 
   // Block the stop signals in every thread (gRPC's threads inherit the

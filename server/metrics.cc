@@ -1,215 +1,293 @@
 #include "server/metrics.h"
 
-#include <unistd.h>
-
+#include <cmath>
 #include <cstdio>
+#include <exception>
 #include <fstream>
+#include <limits>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "prometheus/collectable.h"
+#include "prometheus/exposer.h"
+#include "prometheus/text_serializer.h"
 
 namespace posenc {
 namespace {
 
-constexpr const char* kCodeNames[kStatusCodeCount] = {"OK",
-                                                      "CANCELLED",
-                                                      "UNKNOWN",
-                                                      "INVALID_ARGUMENT",
-                                                      "DEADLINE_EXCEEDED",
-                                                      "NOT_FOUND",
-                                                      "ALREADY_EXISTS",
-                                                      "PERMISSION_DENIED",
-                                                      "RESOURCE_EXHAUSTED",
-                                                      "FAILED_PRECONDITION",
-                                                      "ABORTED",
-                                                      "OUT_OF_RANGE",
-                                                      "UNIMPLEMENTED",
-                                                      "INTERNAL",
-                                                      "UNAVAILABLE",
-                                                      "DATA_LOSS",
-                                                      "UNAUTHENTICATED"};
-
-void Header(std::string& out, const char* name, const char* type,
-            const char* help) {
-  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ",
-                  type, "\n");
-}
-
-// A sample value: integers as integers, others with full precision.
-std::string Num(double v) { return absl::StrFormat("%.17g", v); }
-
-void Sample(std::string& out, const char* name, double value) {
-  absl::StrAppend(&out, name, " ", Num(value), "\n");
-}
-
-// A metric with one unlabelled sample: its HELP and TYPE lines, then it.
-void Single(std::string& out, const char* name, const char* type,
-            const char* help, double value) {
-  Header(out, name, type, help);
-  Sample(out, name, value);
-}
-
-std::string MethodLabel(Method m) {
-  return absl::StrCat("method=\"", EscapeLabelValue(MethodShortName(m)), "\"");
-}
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
 
 // Resident and peak resident set size of this process, from /proc.
-void ProcessMemory(double* rss, double* hwm) {
+struct ProcessMemory {
+  double rss = 0;
+  double hwm = 0;
+};
+ProcessMemory ReadProcessMemory() {
+  ProcessMemory memory;
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
     unsigned long long kb = 0;
-    if (std::sscanf(line.c_str(), "VmRSS: %llu kB", &kb) == 1)
-      *rss = kb * 1024.0;
-    if (std::sscanf(line.c_str(), "VmHWM: %llu kB", &kb) == 1)
-      *hwm = kb * 1024.0;
+    if (std::sscanf(line.c_str(), "VmRSS: %llu kB", &kb) == 1) {
+      memory.rss = kb * 1024.0;
+    }
+    if (std::sscanf(line.c_str(), "VmHWM: %llu kB", &kb) == 1) {
+      memory.hwm = kb * 1024.0;
+    }
   }
+  return memory;
 }
+
+// What a scrape reads once and several metrics share.
+struct Scrape {
+  const MetricsInput& in;
+  MethodStats::Snapshot methods[kMethodCount];
+  ProcessMemory memory;
+};
+
+// A metric with one unlabelled sample, read from the scrape.
+struct ScalarMetric {
+  const char* name;
+  MetricType type;
+  const char* help;
+  double (*value)(const Scrape&);
+};
+
+// A metric with one sample per method (label method="GetTable", ...).
+struct MethodMetric {
+  const char* name;
+  MetricType type;
+  const char* help;
+  double (*value)(const MethodStats::Snapshot&);
+};
+
+constexpr MetricType kCounter = MetricType::Counter;
+constexpr MetricType kGauge = MetricType::Gauge;
+
+const MethodMetric kMethodMetrics[] = {
+    {"posenc_response_bytes_total", kCounter,
+     "Bytes of response messages handed to gRPC, by method.",
+     [](const MethodStats::Snapshot& m) -> double { return m.bytes_sent; }},
+    {"posenc_inflight_calls", kGauge,
+     "RPCs started and not yet finished, by method.",
+     [](const MethodStats::Snapshot& m) -> double { return m.in_flight; }},
+};
+
+// One line per metric: add new ones here.
+const ScalarMetric kScalarMetrics[] = {
+    {"posenc_inflight_streams", kGauge,
+     "Server streams (StreamRows and StreamBatches) in flight.",
+     [](const Scrape& s) -> double {
+       return s.methods[static_cast<int>(Method::kStreamRows)].in_flight +
+              s.methods[static_cast<int>(Method::kStreamBatches)].in_flight;
+     }},
+    {"posenc_cache_hits_total", kCounter,
+     "Table lookups answered from a resident table.",
+     [](const Scrape& s) -> double { return s.in.cache.hits; }},
+    {"posenc_cache_misses_total", kCounter,
+     "Table lookups that computed or waited for a computation.",
+     [](const Scrape& s) -> double { return s.in.cache.misses; }},
+    {"posenc_cache_evictions_total", kCounter,
+     "Tables dropped to stay within the byte budget.",
+     [](const Scrape& s) -> double { return s.in.cache.evictions; }},
+    {"posenc_cache_computations_total", kCounter,
+     "Tables computed (each single-flight computation counts once).",
+     [](const Scrape& s) -> double { return s.in.cache.computations; }},
+    {"posenc_cache_resident_bytes", kGauge,
+     "Bytes of table data resident in the cache.",
+     [](const Scrape& s) -> double { return s.in.cache.resident_bytes; }},
+    {"posenc_cache_entries", kGauge, "Tables resident in the cache.",
+     [](const Scrape& s) -> double { return s.in.cache.entries; }},
+    {"posenc_cache_budget_bytes", kGauge,
+     "The cache's byte budget (--cache_bytes).",
+     [](const Scrape& s) -> double { return s.in.cache.budget_bytes; }},
+    {"posenc_cache_admissions_total", kCounter,
+     "Whole-table computations let into the cache.",
+     [](const Scrape& s) -> double { return s.in.cache.admissions; }},
+    {"posenc_cache_rejections_total", kCounter,
+     "Whole-table computations refused by the admission rule.",
+     [](const Scrape& s) -> double { return s.in.cache.rejections; }},
+    {"posenc_rows_computed_outside_cache_total", kCounter,
+     "Rows computed for calls outside the cache.",
+     [](const Scrape& s) -> double {
+       return s.in.cache.rows_computed_outside;
+     }},
+    {"posenc_compute_queue_tasks", kGauge,
+     "Computations waiting for a compute thread.",
+     [](const Scrape& s) -> double { return s.in.compute.queued_tasks; }},
+    {"posenc_compute_queue_bytes", kGauge,
+     "Bytes the queued computations will write (--max_queued_compute_bytes).",
+     [](const Scrape& s) -> double { return s.in.compute.queued_bytes; }},
+    {"posenc_compute_running_tasks", kGauge, "Computations running now.",
+     [](const Scrape& s) -> double { return s.in.compute.running_tasks; }},
+    {"posenc_inflight_bytes", kGauge,
+     "Bytes calls in progress hold outside the cache.",
+     [](const Scrape& s) -> double { return s.in.inflight_bytes; }},
+    {"posenc_inflight_limit_bytes", kGauge,
+     "The limit of posenc_inflight_bytes (--max_inflight_bytes).",
+     [](const Scrape& s) -> double { return s.in.inflight_limit_bytes; }},
+    {"posenc_uptime_seconds", kGauge, "Seconds since the server started.",
+     [](const Scrape& s) { return s.in.uptime_seconds; }},
+    {"process_resident_memory_bytes", kGauge, "Resident memory size in bytes.",
+     [](const Scrape& s) { return s.memory.rss; }},
+    {"posenc_process_peak_resident_memory_bytes", kGauge,
+     "Peak resident memory size in bytes (VmHWM).",
+     [](const Scrape& s) { return s.memory.hwm; }},
+};
+
+ClientMetric WithValue(MetricType type, double value,
+                       std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (type == kCounter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  return metric;
+}
+
+ClientMetric::Label MethodLabel(int m) {
+  return {"method", MethodShortName(static_cast<Method>(m))};
+}
+
+class Collector : public prometheus::Collectable {
+ public:
+  explicit Collector(std::function<MetricsInput()> snapshot)
+      : snapshot_(std::move(snapshot)) {}
+  std::vector<MetricFamily> Collect() const override {
+    return CollectMetrics(snapshot_());
+  }
+
+ private:
+  const std::function<MetricsInput()> snapshot_;
+};
 
 }  // namespace
 
-std::string EscapeLabelValue(absl::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string RenderMetrics(const MetricsInput& in) {
-  std::string out;
-  MethodStats::Snapshot snap[kMethodCount];
+std::vector<MetricFamily> CollectMetrics(const MetricsInput& in) {
+  Scrape scrape{in, {}, ReadProcessMemory()};
   for (int m = 0; m < kMethodCount; ++m) {
-    snap[m] = in.methods->GetSnapshot(static_cast<Method>(m));
+    scrape.methods[m] = in.methods->GetSnapshot(static_cast<Method>(m));
   }
+  std::vector<MetricFamily> families;
 
-  Header(out, "posenc_requests_total", "counter",
-         "Completed RPCs by method and gRPC status code.");
+  MetricFamily& requests = families.emplace_back(
+      MetricFamily{"posenc_requests_total",
+                   "Completed RPCs by method and gRPC status code.",
+                   kCounter,
+                   {}});
   for (int m = 0; m < kMethodCount; ++m) {
     for (int c = 0; c < kStatusCodeCount; ++c) {
+      const uint64_t count = scrape.methods[m].by_code[c];
       // OK always, so every method has a series; other codes once seen.
-      if (c != 0 && snap[m].by_code[c] == 0) continue;
-      absl::StrAppend(&out, "posenc_requests_total{",
-                      MethodLabel(static_cast<Method>(m)), ",code=\"",
-                      kCodeNames[c], "\"} ", snap[m].by_code[c], "\n");
+      if (c != 0 && count == 0) continue;
+      requests.metric.push_back(WithValue(
+          kCounter, count,
+          {MethodLabel(m),
+           {"code",
+            absl::StatusCodeToString(static_cast<absl::StatusCode>(c))}}));
     }
   }
 
-  Header(out, "posenc_request_duration_seconds", "histogram",
-         "Time from the start of an RPC to its status, by method.");
+  MetricFamily& latency = families.emplace_back(
+      MetricFamily{"posenc_request_duration_seconds",
+                   "Time from the start of an RPC to its status, by method.",
+                   MetricType::Histogram,
+                   {}});
   for (int m = 0; m < kMethodCount; ++m) {
-    const std::string label = MethodLabel(static_cast<Method>(m));
+    const MethodStats::Snapshot& snap = scrape.methods[m];
+    ClientMetric metric;
+    metric.label = {MethodLabel(m)};
     uint64_t cumulative = 0;
-    for (size_t b = 0; b < snap[m].latency_buckets.size(); ++b) {
-      cumulative += snap[m].latency_buckets[b];
-      const std::string le =
-          b < kLatencyBuckets.size() ? Num(kLatencyBuckets[b]) : "+Inf";
-      absl::StrAppend(&out, "posenc_request_duration_seconds_bucket{", label,
-                      ",le=\"", le, "\"} ", cumulative, "\n");
+    for (size_t b = 0; b < snap.latency_buckets.size(); ++b) {
+      cumulative += snap.latency_buckets[b];
+      metric.histogram.bucket.push_back(
+          {cumulative, b < kLatencyBuckets.size()
+                           ? kLatencyBuckets[b]
+                           : std::numeric_limits<double>::infinity()});
     }
-    absl::StrAppend(&out, "posenc_request_duration_seconds_sum{", label, "} ",
-                    Num(snap[m].latency_sum_seconds), "\n");
-    absl::StrAppend(&out, "posenc_request_duration_seconds_count{", label, "} ",
-                    cumulative, "\n");
+    metric.histogram.sample_count = cumulative;
+    metric.histogram.sample_sum = snap.latency_sum_seconds;
+    latency.metric.push_back(std::move(metric));
   }
 
-  Header(out, "posenc_response_bytes_total", "counter",
-         "Bytes of response messages handed to gRPC, by method.");
-  for (int m = 0; m < kMethodCount; ++m) {
-    absl::StrAppend(&out, "posenc_response_bytes_total{",
-                    MethodLabel(static_cast<Method>(m)), "} ",
-                    snap[m].bytes_sent, "\n");
+  for (const MethodMetric& def : kMethodMetrics) {
+    MetricFamily& family =
+        families.emplace_back(MetricFamily{def.name, def.help, def.type, {}});
+    for (int m = 0; m < kMethodCount; ++m) {
+      family.metric.push_back(
+          WithValue(def.type, def.value(scrape.methods[m]), {MethodLabel(m)}));
+    }
   }
-
-  Header(out, "posenc_inflight_calls", "gauge",
-         "RPCs started and not yet finished, by method.");
-  for (int m = 0; m < kMethodCount; ++m) {
-    absl::StrAppend(&out, "posenc_inflight_calls{",
-                    MethodLabel(static_cast<Method>(m)), "} ",
-                    snap[m].in_flight, "\n");
+  for (const ScalarMetric& def : kScalarMetrics) {
+    families.push_back(MetricFamily{def.name,
+                                    def.help,
+                                    def.type,
+                                    {WithValue(def.type, def.value(scrape))}});
   }
-  const int64_t streams =
-      snap[static_cast<int>(Method::kStreamRows)].in_flight +
-      snap[static_cast<int>(Method::kStreamBatches)].in_flight;
-  Single(out, "posenc_inflight_streams", "gauge",
-         "Server streams (StreamRows and StreamBatches) in flight.",
-         static_cast<double>(streams));
-
-  const TableCache::Stats& c = in.cache;
-  Single(out, "posenc_cache_hits_total", "counter",
-         "Table lookups answered from a resident table.", c.hits);
-  Single(out, "posenc_cache_misses_total", "counter",
-         "Table lookups that computed or waited for a computation.", c.misses);
-  Single(out, "posenc_cache_evictions_total", "counter",
-         "Tables dropped to stay within the byte budget.", c.evictions);
-  Single(out, "posenc_cache_computations_total", "counter",
-         "Tables computed (each single-flight computation counts once).",
-         c.computations);
-  Single(out, "posenc_cache_resident_bytes", "gauge",
-         "Bytes of table data resident in the cache.", c.resident_bytes);
-  Single(out, "posenc_cache_entries", "gauge", "Tables resident in the cache.",
-         c.entries);
-  Single(out, "posenc_cache_budget_bytes", "gauge",
-         "The cache's byte budget (--cache_bytes).", c.budget_bytes);
-  Single(out, "posenc_cache_admissions_total", "counter",
-         "Whole-table computations let into the cache.", c.admissions);
-  Single(out, "posenc_cache_rejections_total", "counter",
-         "Whole-table computations refused by the admission rule.",
-         c.rejections);
-  Single(out, "posenc_rows_computed_outside_cache_total", "counter",
-         "Rows computed for calls outside the cache.", c.rows_computed_outside);
-
-  const ComputePool::Stats& q = in.compute;
-  Single(out, "posenc_compute_queue_tasks", "gauge",
-         "Computations waiting for a compute thread.", q.queued_tasks);
-  Single(out, "posenc_compute_queue_bytes", "gauge",
-         "Bytes the queued computations will write "
-         "(--max_queued_compute_bytes).",
-         q.queued_bytes);
-  Single(out, "posenc_compute_running_tasks", "gauge",
-         "Computations running now.", q.running_tasks);
-  Single(out, "posenc_inflight_bytes", "gauge",
-         "Bytes calls in progress hold outside the cache.", in.inflight_bytes);
-  Single(out, "posenc_inflight_limit_bytes", "gauge",
-         "The limit of posenc_inflight_bytes (--max_inflight_bytes).",
-         in.inflight_limit_bytes);
   if (in.refusals != nullptr) {
-    Header(out, "posenc_refused_calls_total", "counter",
-           "Calls refused before any work, by reason.");
+    MetricFamily& refused = families.emplace_back(
+        MetricFamily{"posenc_refused_calls_total",
+                     "Calls refused before any work, by reason.",
+                     kCounter,
+                     {}});
     for (int r = 0; r < kRefusalReasonCount; ++r) {
       const RefusalReason reason = static_cast<RefusalReason>(r);
-      absl::StrAppend(&out, "posenc_refused_calls_total{reason=\"",
-                      RefusalReasonName(reason), "\"} ",
-                      in.refusals->Get(reason), "\n");
+      refused.metric.push_back(
+          WithValue(kCounter, in.refusals->Get(reason),
+                    {{"reason", RefusalReasonName(reason)}}));
     }
   }
+  families.push_back(
+      MetricFamily{"posenc_build_info",
+                   "The posenc version; always 1.",
+                   kGauge,
+                   {WithValue(kGauge, 1, {{"version", in.version}})}});
+  return families;
+}
 
-  Single(out, "posenc_uptime_seconds", "gauge",
-         "Seconds since the server started.", in.uptime_seconds);
-  Header(out, "posenc_build_info", "gauge", "The posenc version; always 1.");
-  absl::StrAppend(&out, "posenc_build_info{version=\"",
-                  EscapeLabelValue(in.version), "\"} 1\n");
+std::string RenderMetrics(const MetricsInput& input) {
+  return prometheus::TextSerializer().Serialize(CollectMetrics(input));
+}
 
-  double rss = 0, hwm = 0;
-  ProcessMemory(&rss, &hwm);
-  Single(out, "process_resident_memory_bytes", "gauge",
-         "Resident memory size in bytes.", rss);
-  Single(out, "posenc_process_peak_resident_memory_bytes", "gauge",
-         "Peak resident memory size in bytes (VmHWM).", hwm);
-  return out;
+absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(
+    const std::string& listen, std::function<MetricsInput()> snapshot) {
+  const size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics address must be host:port, got '", listen, "'"));
+  }
+  std::unique_ptr<MetricsExposer> exposer(new MetricsExposer());
+  try {
+    // One serving thread is plenty for a scraper or two.
+    exposer->exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", listen,
+                     " for metrics (address in use?): ", e.what()));
+  }
+  const std::vector<int> ports = exposer->exposer_->GetListeningPorts();
+  if (ports.empty() || ports[0] <= 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", listen, " for metrics"));
+  }
+  exposer->port_ = ports[0];
+  exposer->collector_ = std::make_shared<Collector>(std::move(snapshot));
+  exposer->exposer_->RegisterCollectable(exposer->collector_);
+  return exposer;
+}
+
+MetricsExposer::~MetricsExposer() {
+  // Stop serving before the collector (and what it reads) goes away.
+  exposer_.reset();
 }
 
 }  // namespace posenc

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.pb.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -103,6 +104,11 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   if (!credentials.ok()) return credentials.status();
 
   grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service is built on upb, so grpc.health.v1 is not in
+  // protobuf's generated pool and reflection lists Health but cannot resolve
+  // it. Using the generated C++ of proto/grpc/health/v1/health.proto here
+  // links it in and registers its descriptor.
+  grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   // A process-wide plugin: once enabled, every server built later has it.
   if (options.channelz) grpc::channelz::experimental::InitChannelzService();
@@ -130,9 +136,9 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   }
   if (!options.metrics_listen.empty()) {
     PosencServer* self = server.get();
-    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics =
-        MetricsHttpServer::Start(options.metrics_listen,
-                                 [self] { return self->RenderMetrics(); });
+    absl::StatusOr<std::unique_ptr<MetricsExposer>> metrics =
+        MetricsExposer::Start(options.metrics_listen,
+                              [self] { return self->Metrics(); });
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = std::move(*metrics);
   }
@@ -166,7 +172,7 @@ int PosencServer::metrics_port() const {
   return metrics_ != nullptr ? metrics_->port() : 0;
 }
 
-std::string PosencServer::RenderMetrics() const {
+MetricsInput PosencServer::Metrics() const {
   MetricsInput input;
   input.methods = &stats_;
   input.cache = cache_->GetStats();
@@ -176,7 +182,11 @@ std::string PosencServer::RenderMetrics() const {
   input.refusals = &service_->refusals();
   input.uptime_seconds = absl::ToDoubleSeconds(absl::Now() - start_time_);
   input.version = POSENC_VERSION;
-  return posenc::RenderMetrics(input);
+  return input;
+}
+
+std::string PosencServer::RenderMetrics() const {
+  return posenc::RenderMetrics(Metrics());
 }
 
 PosencServer::~PosencServer() {

@@ -16,7 +16,7 @@
 #include "core/compute_pool.h"
 #include "core/table_cache.h"
 #include "server/method_stats.h"
-#include "server/metrics_server.h"
+#include "server/metrics.h"
 #include "server/posenc_service.h"
 #include "server/server_options.h"
 
@@ -36,6 +36,8 @@ class PosencServer {
   // The bound metrics port; 0 when metrics_listen is empty.
   int metrics_port() const;
   const ServerOptions& options() const { return options_; }
+  // What the Prometheus /metrics page reports now.
+  MetricsInput Metrics() const;
   // The Prometheus /metrics page, as served on metrics_listen.
   std::string RenderMetrics() const;
   TableCache& cache() { return *cache_; }
@@ -63,7 +65,7 @@ class PosencServer {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   // Reset first by the destructor, so a scrape never sees a dead cache.
-  std::unique_ptr<MetricsHttpServer> metrics_;
+  std::unique_ptr<MetricsExposer> metrics_;
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Generates the posenc.v1 protobuf and gRPC modules for the Python client with
-# Debian's protoc and grpc_python_plugin (no pip download).
+# Debian's protoc and grpc_python_plugin (no pip download), for running the
+# client from the source tree (the interop test). Installs need not: setup.py
+# generates them at build time.
 # Usage: client/python/gen_stubs.sh [OUT_DIR]
 #   OUT_DIR defaults to client/python, so the package works in place;
 #   the build generates into its own directory instead.

@@ -161,6 +161,8 @@ TEST_F(MetricsTest, LiveScrape_PassesPromtoolAndCountsCalls) {
   EXPECT_LE(value("posenc_cache_resident_bytes"), 1048576);
   EXPECT_GT(value("process_resident_memory_bytes"), 1 << 20);
   EXPECT_THAT(page, HasSubstr("posenc_build_info{version=\""));
+  // Served by prometheus-cpp's Exposer, which counts its own scrapes.
+  EXPECT_THAT(page, HasSubstr("# TYPE exposer_scrapes_total counter"));
 
   httplib::Client http("127.0.0.1", server_->metrics_port());
   auto other = http.Get("/");

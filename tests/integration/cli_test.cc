@@ -100,6 +100,26 @@ TEST_F(CliTest, UsageErrors_ExitTwo) {
       1);
 }
 
+TEST_F(CliTest, Help_ListsCommandsAndOptionsWithDefaults) {
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"help"}, {"rows", "--help"}, {"-h"}}) {
+    Result r = RunCli(args, /*with_target=*/false);
+    EXPECT_EQ(r.exit_code, 0) << args[0];
+    for (const char* text :
+         {"table", "rows", "gather", "stats", "health", "--target host:port",
+          "(default: 127.0.0.1:50051)", "--timeout", "(default: 30)",
+          "--base X", "(default: 10000)", "(default: float32)",
+          "(default: interleaved)", "(default: paper)", "--rows-per-batch",
+          "--positions", "--tls-ca"}) {
+      EXPECT_THAT(r.out, HasSubstr(text)) << args[0];
+    }
+  }
+  // Without a command it is a usage error, with the same text on stderr.
+  Result none = RunCli({}, /*with_target=*/false);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("--rows-per-batch"));
+}
+
 TEST_F(CliTest, HealthAndStats_ReportServer) {
   Result health = RunCli({"health"});
   EXPECT_EQ(health.exit_code, 0) << health.err;

@@ -1,5 +1,6 @@
 'use strict';
-// Fetches a small table and a bfloat16 batch stream from a local server.
+// README's example: a small table and a bfloat16 batch stream from a local
+// server. From a checkout, `posenc` is this package ('..').
 const { PosencClient, PosencError, bfloat16ToNumber } = require('..');
 
 async function main() {

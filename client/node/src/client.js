@@ -1,6 +1,7 @@
 'use strict';
 // PosencClient: promise and async-iterator API over @grpc/grpc-js.
 
+const fs = require('node:fs');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -9,8 +10,13 @@ const { PosencError } = require('./errors');
 const { specToProto } = require('./spec');
 const { fromProto } = require('./tensor');
 
-// The repository's proto/ folder (this file is client/node/src/client.js).
-const DEFAULT_PROTO_ROOT = path.resolve(__dirname, '..', '..', '..', 'proto');
+// The proto shipped in the package (npm pack copies it to proto/), else,
+// in a checkout, the repository's proto/ (this file is
+// client/node/src/client.js).
+const PACKAGED_PROTO_ROOT = path.resolve(__dirname, '..', 'proto');
+const DEFAULT_PROTO_ROOT = fs.existsSync(
+  path.join(PACKAGED_PROTO_ROOT, 'posenc', 'v1', 'posenc.proto')) ?
+  PACKAGED_PROTO_ROOT : path.resolve(__dirname, '..', '..', '..', 'proto');
 
 // Tables can be 64 MiB and more; accept up to 1 GiB per message.
 const MAX_RECEIVE_BYTES = 1 << 30;

@@ -4,6 +4,8 @@
     with posenc.Client("127.0.0.1:50051") as client:
         table = client.table(posenc.TableSpec(d=512, max_len=2048))
 
+posenc.aio.Client has the same methods on asyncio (grpc.aio).
+
 Tables come back as numpy arrays of shape (rows, d). See README.md.
 """
 
@@ -17,6 +19,8 @@ from posenc.client import Client  # noqa: E402
 from posenc.errors import PosencError  # noqa: E402
 from posenc.spec import TableSpec  # noqa: E402
 from posenc.tensor import bfloat16_bits_to_float32  # noqa: E402
+from posenc import aio  # noqa: E402
 
-__all__ = ["Client", "PosencError", "TableSpec", "bfloat16_bits_to_float32"]
+__all__ = ["Client", "PosencError", "TableSpec", "aio",
+           "bfloat16_bits_to_float32"]
 __version__ = "0.1.0"

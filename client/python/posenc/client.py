@@ -12,7 +12,7 @@ from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
 
 # Tables can be 64 MiB and more; accept up to 1 GiB per message.
-_MAX_RECEIVE_BYTES = 1 << 30
+MAX_RECEIVE_BYTES = 1 << 30
 
 
 class Client:
@@ -33,7 +33,7 @@ class Client:
 
     def __init__(self, target: str, timeout: float = 30.0,
                  credentials: Optional[grpc.ChannelCredentials] = None):
-        options = [("grpc.max_receive_message_length", _MAX_RECEIVE_BYTES)]
+        options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
         if credentials is None:
             self._channel = grpc.insecure_channel(target, options=options)
         else:

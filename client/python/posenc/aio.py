@@ -1,0 +1,131 @@
+"""posenc.aio.Client: the asyncio client, on grpc.aio.
+
+    import asyncio, posenc, posenc.aio
+
+    async def main():
+        async with posenc.aio.Client("127.0.0.1:50051") as client:
+            table = await client.table(posenc.TableSpec(d=512, max_len=2048))
+            async for start, batch in client.batches(
+                    posenc.TableSpec(d=512, max_len=100)):
+                ...
+
+    asyncio.run(main())
+
+Same methods, arguments and results as posenc.Client; unary methods are
+coroutines and streams are async iterators.
+"""
+
+from typing import AsyncIterator, Iterable, Optional, Tuple
+
+import grpc
+import grpc.aio
+import numpy as np
+
+from posenc.client import MAX_RECEIVE_BYTES
+from posenc.errors import PosencError
+from posenc.spec import TableSpec
+from posenc.tensor import to_numpy
+from posenc.v1 import posenc_pb2
+from posenc.v1 import posenc_pb2_grpc
+
+
+class Client:
+    """An asyncio posenc.v1.PositionalEncoding client (grpc.aio).
+
+    Args:
+      target: "host:port" (or any gRPC target) of the server.
+      timeout: default deadline of each call in seconds; a stream counts as
+        one call. Each method also takes timeout= to override it.
+      credentials: grpc.ChannelCredentials; None means plaintext.
+
+    Every method raises PosencError (code + message) when the call fails,
+    streams included. Create it inside a running event loop; use it as an
+    async context manager or await close().
+    """
+
+    def __init__(self, target: str, timeout: float = 30.0,
+                 credentials: Optional[grpc.ChannelCredentials] = None):
+        options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
+        if credentials is None:
+            self._channel = grpc.aio.insecure_channel(target, options=options)
+        else:
+            self._channel = grpc.aio.secure_channel(target, credentials,
+                                                    options=options)
+        self._stub = posenc_pb2_grpc.PositionalEncodingStub(self._channel)
+        self._timeout = timeout
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def table(self, spec: TableSpec, timeout: Optional[float] = None
+                    ) -> np.ndarray:
+        """The whole table, shape (max_len, d)."""
+        response = await self._unary(
+            self._stub.GetTable,
+            posenc_pb2.GetTableRequest(spec=spec.to_proto()), timeout)
+        return to_numpy(response.table)
+
+    async def rows(self, spec: TableSpec, start: int = 0,
+                   end: Optional[int] = None,
+                   timeout: Optional[float] = None
+                   ) -> AsyncIterator[Tuple[int, np.ndarray]]:
+        """Yields (position, row of shape (d,)) for rows [start, end)."""
+        request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(),
+                                               start=start)
+        if end is not None:
+            request.end = end
+        async for message in self._stream(self._stub.StreamRows, request,
+                                          timeout):
+            yield message.position, to_numpy(message.row)
+
+    async def batches(self, spec: TableSpec, start: int = 0,
+                      end: Optional[int] = None, rows_per_batch: int = 0,
+                      timeout: Optional[float] = None
+                      ) -> AsyncIterator[Tuple[int, np.ndarray]]:
+        """Yields (first position, batch of shape (rows, d)) over [start, end).
+
+        rows_per_batch=0 lets the server pick about 64 KiB per message.
+        """
+        request = posenc_pb2.StreamBatchesRequest(
+            spec=spec.to_proto(), start=start, rows_per_batch=rows_per_batch)
+        if end is not None:
+            request.end = end
+        async for message in self._stream(self._stub.StreamBatches, request,
+                                          timeout):
+            yield message.start, to_numpy(message.batch)
+
+    async def gather(self, spec: TableSpec, positions: Iterable[int],
+                     timeout: Optional[float] = None) -> np.ndarray:
+        """Rows at `positions` in that order (repeats allowed), (n, d)."""
+        request = posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
+                                            positions=list(positions))
+        response = await self._unary(self._stub.GetRows, request, timeout)
+        return to_numpy(response.rows)
+
+    async def stats(self, timeout: Optional[float] = None
+                    ) -> posenc_pb2.GetStatsResponse:
+        """Cache counters, per-method call counts and the server's limits."""
+        return await self._unary(self._stub.GetStats,
+                                 posenc_pb2.GetStatsRequest(), timeout)
+
+    async def _unary(self, method, request, timeout):
+        try:
+            return await method(request, timeout=timeout or self._timeout)
+        except grpc.RpcError as error:
+            raise PosencError.from_rpc_error(error) from None
+
+    async def _stream(self, method, request, timeout):
+        call = method(request, timeout=timeout or self._timeout)
+        try:
+            async for message in call:
+                yield message
+        except grpc.RpcError as error:
+            raise PosencError.from_rpc_error(error) from None
+        finally:
+            call.cancel()  # no-op once finished; frees an abandoned stream
