@@ -16,15 +16,16 @@ class Mpfr {
   mpfr_t v_;
 };
 
-FrequencyWords SplitIntoWords(mpfr_srcptr f) {
+// Splits f into w0 + w1 + w2 (each the nearest double to what is left), so
+// |f - (w0 + w1 + w2)| <= 2^-159 |f|. `rest` is scratch of f's precision.
+FrequencyWords SplitIntoWords(mpfr_srcptr f, mpfr_ptr rest) {
   // The remainders are exact: each subtraction cancels the leading bits.
-  Mpfr rest(mpfr_get_prec(f));
   FrequencyWords w;
   w.w0 = mpfr_get_d(f, MPFR_RNDN);
-  mpfr_sub_d(rest.get(), f, w.w0, MPFR_RNDN);
-  w.w1 = mpfr_get_d(rest.get(), MPFR_RNDN);
-  mpfr_sub_d(rest.get(), rest.get(), w.w1, MPFR_RNDN);
-  w.w2 = mpfr_get_d(rest.get(), MPFR_RNDN);
+  mpfr_sub_d(rest, f, w.w0, MPFR_RNDN);
+  w.w1 = mpfr_get_d(rest, MPFR_RNDN);
+  mpfr_sub_d(rest, rest, w.w1, MPFR_RNDN);
+  w.w2 = mpfr_get_d(rest, MPFR_RNDN);
   return w;
 }
 
@@ -58,15 +59,18 @@ std::vector<FrequencyWords> ExactFrequencies(const TableSpec& spec) {
   if (half == 0) return words;
   words[0] = {1.0, 0.0, 0.0};
   if (half == 1) return words;
-  constexpr mpfr_prec_t kPrec = 320;
-  Mpfr g(kPrec), f(kPrec);
-  FrequencyMpfr(spec, 1, g.get());  // relative error <= 2^-308
+  // 192 bits (three limbs) is the least that keeps the words within
+  // 2^-158: a one-row call on a new family pays for this loop, d/2 steps.
+  constexpr mpfr_prec_t kPrec = 192;
+  Mpfr g(kPrec), f(kPrec), rest(kPrec);
+  FrequencyMpfr(spec, 1, g.get());  // relative error <= 2^12 * 2^-192
   mpfr_set(f.get(), g.get(), MPFR_RNDN);
   for (uint32_t i = 1; i < half; ++i) {
-    // f_i = g^i: i - 1 further roundings of 2^-320 and the error of g to the
-    // power i: relative error <= i * (2^-308 + 2^-320) < 2^-292 (i < 2^15).
+    // f_i = g^i: i - 1 further roundings of 2^-192 and the error of g to the
+    // power i: relative error <= i * (2^-180 + 2^-192) < 2^-164.9
+    // (i < 2^15); with the split's 2^-159, the words are within 2^-158.9.
     if (i > 1) mpfr_mul(f.get(), f.get(), g.get(), MPFR_RNDN);
-    words[i] = SplitIntoWords(f.get());
+    words[i] = SplitIntoWords(f.get(), rest.get());
   }
   return words;
 }

@@ -29,13 +29,14 @@ void FrequencyMpfr(const TableSpec& spec, uint32_t i, mpfr_ptr out);
 // f_i ~= w0 + w1 + w2 with |f_i - (w0 + w1 + w2)| <= 2^-158 * f_i, provided
 // w0 >= 2^-900 (otherwise the words may lose bits to underflow; callers
 // must treat such columns with the MPFR path). w0 = RN(f_i) unless f_i lies
-// within 2^-290 relative of a rounding boundary of double.
+// within 2^-164 relative of a rounding boundary of double.
 struct FrequencyWords {
   double w0 = 0, w1 = 0, w2 = 0;
 };
 
-// All d/2 frequencies of `spec`, computed as f_i = g^i with g = f_1 at 320
-// bits (O(d) multiplications; error i * 2^-308 <= 2^-292 relative).
+// All d/2 frequencies of `spec`, computed as f_i = g^i with g = f_1 at 192
+// bits (O(d) multiplications; error i * 2^-180 < 2^-164.9 relative, so the
+// three words are within 2^-158.9 of f_i).
 std::vector<FrequencyWords> ExactFrequencies(const TableSpec& spec);
 
 }  // namespace posenc
