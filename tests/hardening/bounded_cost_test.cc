@@ -1,0 +1,278 @@
+// What a call costs follows what it asks for (issue 10), against a real
+// server on 127.0.0.1: a cold one-row call computes one row, not the table;
+// rows rented one by one buy the table once they cost as much; a flood of
+// one-off specs leaves a hot table resident; the compute queue, the
+// per-connection miss cap and the inflight byte budget refuse with
+// RESOURCE_EXHAUSTED naming their flag; limits outside the proven range are
+// refused at start; and the real process's peak RSS stays within
+// cache + inflight + 64 MiB after budget-sized tables streamed back to back.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/barrier.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/hardening/hardening_util.h"
+#include "tests/integration/server_fixture.h"
+
+namespace posenc::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+class BoundedCostTest : public ServerTest {
+ protected:
+  v1::GetStatsResponse Stats() {
+    absl::StatusOr<v1::GetStatsResponse> stats = client_->GetStats();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? *stats : v1::GetStatsResponse();
+  }
+  // A client on its own connection (distinct channel arguments).
+  std::unique_ptr<PosencClient> OwnConnection(int n) {
+    PosencClient::Options options = ClientOptions();
+    options.max_receive_bytes = (1 << 30) - 1 - n;
+    return std::make_unique<PosencClient>(options);
+  }
+  // A float64 table of 32 MiB with a base nobody asked for: seconds of
+  // per-call work on one thread.
+  static TableSpec Heavy(int k) {
+    TableSpec spec = Spec(4096, 1024);
+    spec.dtype = DType::kFloat64;
+    spec.base = 5000.5 + k;
+    return spec;
+  }
+};
+
+TEST_F(BoundedCostTest, ColdOneRowOfLargeAdmissibleSpec_ComputesNoTable) {
+  ServerOptions options = DefaultOptions();
+  options.cache_bytes = uint64_t{1} << 30;
+  StartServer(options);
+  const TableSpec spec = Spec(1024, 131072);  // 512 MiB: the cache admits it
+  absl::StatusOr<Tensor> row = client_->GetRows(spec, {100000});
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->shape, (std::vector<uint32_t>{1, 1024}));
+  const v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.cache().computations(), 0u);
+  EXPECT_EQ(stats.cache().rows_computed_outside(), 1u);
+  EXPECT_EQ(stats.cache().resident_bytes(), 0u);
+  EXPECT_EQ(stats.cache().misses(), 1u);
+  // The same row from the whole table, computed another way, is identical.
+  absl::StatusOr<Tensor> from_stream;
+  ASSERT_TRUE(client_
+                  ->StreamRows(spec, 100000, 100001,
+                               [&](uint32_t, const Tensor& t) {
+                                 from_stream = t;
+                                 return absl::OkStatus();
+                               })
+                  .ok());
+  ASSERT_TRUE(from_stream.ok());
+  EXPECT_EQ(from_stream->data, row->data);
+}
+
+TEST_F(BoundedCostTest, RowsRentedUpToAnEighth_ThenTableComputedOnce) {
+  const TableSpec spec = Spec(64, 1024);  // buys after 1024 / 8 = 128 rows
+  for (uint32_t call = 0; call < 127; ++call) {
+    ASSERT_TRUE(client_->GetRows(spec, {call}).ok());
+  }
+  EXPECT_EQ(Stats().cache().computations(), 0u);
+  ASSERT_TRUE(client_->GetRows(spec, {127}).ok());
+  v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.cache().computations(), 1u);
+  EXPECT_EQ(stats.cache().rows_computed_outside(), 127u);
+  // From now on the rows are hits.
+  const uint64_t hits = stats.cache().hits();
+  ASSERT_TRUE(client_->GetRows(spec, {1000, 3}).ok());
+  EXPECT_EQ(Stats().cache().hits(), hits + 1);
+}
+
+TEST_F(BoundedCostTest, FloodOfOneOffSpecs_HotTableStaysResident) {
+  ServerOptions options = DefaultOptions();
+  options.cache_bytes = 8 * kMiB;
+  StartServer(options);
+  const TableSpec hot = Spec(512, 1024);  // 2 MiB
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(client_->GetTable(hot).ok());
+  for (int i = 0; i < 100; ++i) {
+    TableSpec once = Spec(64, 1024);  // 256 KiB, asked for once
+    once.base = 3000.25 + i;
+    ASSERT_TRUE(client_->GetTable(once).ok());
+    TableSpec row = Spec(512, 1 << 20);
+    row.base = 7000.5 + i;
+    ASSERT_TRUE(client_->GetRows(row, {uint32_t(i * 1000)}).ok());
+  }
+  const v1::GetStatsResponse before = Stats();
+  EXPECT_GT(before.cache().rejections(), 0u);
+  ASSERT_TRUE(client_->GetTable(hot).ok());
+  const v1::GetStatsResponse after = Stats();
+  EXPECT_EQ(after.cache().hits(), before.cache().hits() + 1);
+  EXPECT_EQ(after.cache().computations(), before.cache().computations());
+  EXPECT_LE(after.cache().resident_bytes(), 8 * kMiB);
+}
+
+TEST_F(BoundedCostTest, FullComputeQueue_ResourceExhaustedNamingFlag) {
+  ServerOptions options = DefaultOptions();
+  options.threads = 1;
+  options.cache_bytes = kMiB;  // nothing heavy is cached: all is work
+  options.max_queued_compute_bytes = 32 * kMiB;
+  options.max_inflight_bytes = uint64_t{2} << 30;
+  StartServer(options);
+  constexpr int kCalls = 12;
+  std::vector<std::unique_ptr<PosencClient>> clients;
+  for (int c = 0; c < 4; ++c) clients.push_back(OwnConnection(c));
+  std::vector<absl::Status> results(kCalls);
+  auto* start = new absl::Barrier(kCalls);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCalls; ++i) {
+    callers.emplace_back([&, i] {
+      if (start->Block()) delete start;
+      results[i] = clients[i % 4]->GetTable(Heavy(i)).status();
+    });
+  }
+  for (auto& t : callers) t.join();
+  int ok = 0, refused = 0;
+  for (const absl::Status& s : results) {
+    if (s.ok()) {
+      ++ok;
+    } else {
+      ++refused;
+      EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+      EXPECT_THAT(std::string(s.message()),
+                  HasSubstr("--max_queued_compute_bytes=33554432"));
+    }
+  }
+  EXPECT_GE(ok, 2);  // the one running and the one queued
+  EXPECT_GE(refused, 1);
+  const v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.refusals().queue_full(), uint64_t(refused));
+  EXPECT_EQ(stats.compute().queued_tasks(), 0u);
+  EXPECT_EQ(stats.compute().inflight_bytes(), 0u);
+  ExpectStillServing(*client_);
+}
+
+TEST_F(BoundedCostTest, ConnectionOverMissCap_RefusedWhileOthersServed) {
+  ServerOptions options = DefaultOptions();
+  options.threads = 1;
+  options.cache_bytes = kMiB;
+  options.max_misses_per_connection = 2;
+  options.max_inflight_bytes = uint64_t{2} << 30;
+  StartServer(options);
+  constexpr int kBurst = 8;
+  std::unique_ptr<PosencClient> greedy = OwnConnection(0);
+  std::unique_ptr<PosencClient> polite = OwnConnection(1);
+  std::vector<absl::Status> results(kBurst);
+  absl::Status polite_result;
+  auto* start = new absl::Barrier(kBurst + 1);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kBurst; ++i) {
+    callers.emplace_back([&, i] {
+      if (start->Block()) delete start;
+      results[i] = greedy->GetTable(Heavy(i)).status();
+    });
+  }
+  callers.emplace_back([&] {
+    if (start->Block()) delete start;
+    absl::SleepFor(absl::Milliseconds(50));  // after the burst arrived
+    polite_result = polite->GetTable(Heavy(100)).status();
+  });
+  for (auto& t : callers) t.join();
+  int refused = 0;
+  for (const absl::Status& s : results) {
+    if (s.ok()) continue;
+    ++refused;
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("--max_misses_per_connection=2"));
+  }
+  EXPECT_GE(refused, 1);
+  EXPECT_LE(refused, kBurst - 2);
+  EXPECT_TRUE(polite_result.ok()) << polite_result;
+  EXPECT_EQ(Stats().refusals().connection_misses(), uint64_t(refused));
+}
+
+TEST_F(BoundedCostTest, AnswerOverInflightBudget_ResourceExhaustedNamingFlag) {
+  ServerOptions options = DefaultOptions();
+  options.max_inflight_bytes = kMiB;
+  StartServer(options);
+  std::vector<uint32_t> positions(300);  // 300 x 4 KiB: 1.2 MB > 1 MiB
+  for (uint32_t k = 0; k < positions.size(); ++k) positions[k] = k * 3;
+  absl::Status refused = client_->GetRows(Spec(1024, 1000), positions).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(std::string(refused.message()),
+              HasSubstr("--max_inflight_bytes=1048576"));
+  positions.resize(200);  // 800 KiB fits
+  EXPECT_TRUE(client_->GetRows(Spec(1024, 1000), positions).ok());
+  const v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.refusals().inflight_bytes(), 1u);
+  EXPECT_EQ(stats.compute().inflight_bytes(), 0u);  // all returned
+}
+
+TEST(BoundedCostOptionsTest, LimitsPastProvenRange_RefusedNamingWhy) {
+  ServerOptions options;
+  options.max_len_limit = (1u << 24) + 1;
+  absl::Status len = ValidateServerOptions(options);
+  EXPECT_EQ(len.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(len.message()),
+              HasSubstr("--max_len_limit must be 1..16777216, got 16777217"));
+  options = ServerOptions();
+  options.max_d = 65538;
+  absl::Status d = ValidateServerOptions(options);
+  EXPECT_EQ(d.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(d.message()),
+              HasSubstr("proven and tested only up to d=65536"));
+  options = ServerOptions();
+  options.max_len_limit = 1u << 24;
+  options.max_d = 65536;
+  EXPECT_TRUE(ValidateServerOptions(options).ok());
+}
+
+TEST(BoundedCostProcessTest, MaxLenLimitPastProvenRange_ExitTwoSayingWhy) {
+  Subprocess server(
+      {POSENC_SERVER_PATH, "--listen=127.0.0.1:0", "--max_len_limit=16777217"},
+      TestTempPath("proven.out"), TestTempPath("proven.err"));
+  EXPECT_EQ(server.Wait(absl::Seconds(10)), 2);
+  EXPECT_THAT(server.Stderr(), HasSubstr("positions up to 2^24"));
+}
+
+TEST(BoundedCostProcessTest, BudgetSizedTablesBackToBack_PeakRssWithinBound) {
+  constexpr uint64_t kCache = 64 * kMiB, kInflight = 32 * kMiB;
+  ServerProcess server(
+      {absl::StrCat("--cache_bytes=", kCache),
+       absl::StrCat("--max_inflight_bytes=", kInflight), "--threads=2"},
+      "rss");
+  ASSERT_NE(server.port(), 0) << server.process().Stderr();
+  PosencClient client(ClientTo(server.target()));
+  auto noop = [](uint32_t, const Tensor&) { return absl::OkStatus(); };
+  // Budget-sized tables (1024 x 16384 float32 = 64 MiB), each a new base,
+  // streamed whole back to back.
+  for (int k = 0; k < 3; ++k) {
+    TableSpec spec = MakeSpec(1024, 16384);
+    spec.base = 9000.5 + k;
+    ASSERT_TRUE(client.StreamBatches(spec, 0, std::nullopt, 0, noop).ok());
+  }
+  // A flood of one-off specs, then one-row calls on budget-sized specs.
+  for (int k = 0; k < 40; ++k) {
+    TableSpec once = MakeSpec(512, 1024);
+    once.base = 11000.5 + k;
+    ASSERT_TRUE(client.GetTable(once).ok());
+  }
+  for (int k = 0; k < 5; ++k) {
+    TableSpec spec = MakeSpec(1024, 16384);
+    spec.base = 13000.5 + k;
+    ASSERT_TRUE(client.GetRows(spec, {16000}).ok());
+  }
+  const uint64_t peak = server.MemoryBytes("VmHWM");
+  std::cout << "[ rss ] VmHWM " << (peak >> 20) << " MiB, bound "
+            << ((kCache + kInflight + 64 * kMiB) >> 20) << " MiB\n";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  (void)peak;  // sanitizer builds hold freed memory in quarantine
+#else
+  EXPECT_LE(peak, kCache + kInflight + 64 * kMiB);
+#endif
+  ExpectStillServing(client);
+}
+
+}  // namespace
+}  // namespace posenc::testing
