@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "core/byte_budget.h"
 #include "core/compute_pool.h"
+#include "core/large_buffer.h"
 #include "core/table_spec.h"
 
 namespace posenc {
@@ -53,13 +54,14 @@ class Table {
 
  private:
   struct Free {
-    void operator()(std::byte* p) const { std::free(p); }
+    size_t bytes;
+    void operator()(std::byte* p) const { FreeLargeBuffer(p, bytes); }
   };
   Table(const TableSpec& spec, std::unique_ptr<std::byte[], Free> data)
       : spec_(spec), data_(std::move(data)) {}
 
   TableSpec spec_;
-  std::unique_ptr<std::byte[], Free> data_;  // 64-byte aligned
+  std::unique_ptr<std::byte[], Free> data_;  // AllocateLargeBuffer
   mutable std::atomic<ByteBudget*> charged_to_{nullptr};
 };
 

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "common/proto_conversion.h"
+#include "core/large_buffer.h"
 
 namespace posenc {
 namespace {
@@ -38,18 +39,18 @@ void DeleteTableRef(void* ref) {
   delete static_cast<std::shared_ptr<const Table>*>(ref);
 }
 
-// The header of a NewChargedSlice block; the data follows it.
+// What a NewChargedSlice's destroy callback needs to free and return.
 struct ChargedBlock {
   ByteBudget* budget;
+  std::byte* data;
   size_t bytes;
 };
-constexpr size_t kChargedHeader = 64;  // keeps the data 64-byte aligned
-static_assert(sizeof(ChargedBlock) <= kChargedHeader);
 
 void FreeChargedBlock(void* block) {
-  const ChargedBlock* header = static_cast<ChargedBlock*>(block);
-  header->budget->Release(header->bytes);
-  std::free(block);
+  ChargedBlock* charged = static_cast<ChargedBlock*>(block);
+  FreeLargeBuffer(charged->data, charged->bytes);
+  charged->budget->Release(charged->bytes);
+  delete charged;
 }
 
 }  // namespace
@@ -64,13 +65,10 @@ grpc::Slice TableSlice(std::shared_ptr<const Table> table) {
 grpc::Slice NewSlice(size_t bytes) { return grpc::Slice(bytes); }
 
 std::optional<grpc::Slice> NewChargedSlice(size_t bytes, ByteBudget* budget) {
-  const size_t total = (kChargedHeader + bytes + kChargedHeader - 1) /
-                       kChargedHeader * kChargedHeader;
-  void* block = std::aligned_alloc(kChargedHeader, total);
-  if (block == nullptr) return std::nullopt;
-  new (block) ChargedBlock{budget, bytes};
-  return grpc::Slice(static_cast<char*>(block) + kChargedHeader, bytes,
-                     &FreeChargedBlock, block);
+  std::byte* data = AllocateLargeBuffer(bytes);
+  if (data == nullptr) return std::nullopt;
+  return grpc::Slice(data, bytes, &FreeChargedBlock,
+                     new ChargedBlock{budget, data, bytes});
 }
 
 grpc::ByteBuffer EncodeTensorMessage(int tensor_field, uint32_t leading,

@@ -1,0 +1,53 @@
+#include "core/large_buffer.h"
+
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace posenc {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kPage = 4096;
+constexpr size_t kAlign = 64;
+
+size_t MappedSize(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
+}  // namespace
+
+std::byte* AllocateLargeBuffer(size_t bytes) {
+  if (bytes < kHugePage) {
+    const size_t padded = (bytes + kAlign - 1) / kAlign * kAlign;
+    return static_cast<std::byte*>(std::aligned_alloc(kAlign, padded));
+  }
+  // Over-map by one huge page so the start can be aligned to one: THP
+  // backs only aligned 2 MiB ranges. Only whole huge pages are advised, so
+  // a partly used last one never costs 2 MiB of RSS.
+  const size_t size = MappedSize(bytes);
+  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t end = start + size + kHugePage;
+  if (end > aligned + size) {
+    munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
+  }
+  void* p = reinterpret_cast<void*>(aligned);
+  // Advice only: 4 KiB pages if the kernel has no huge page to give.
+  madvise(p, size / kHugePage * kHugePage, MADV_HUGEPAGE);
+  return static_cast<std::byte*>(p);
+}
+
+void FreeLargeBuffer(std::byte* p, size_t bytes) {
+  if (p == nullptr) return;
+  if (bytes < kHugePage) {
+    std::free(p);
+  } else {
+    munmap(p, MappedSize(bytes));
+  }
+}
+
+}  // namespace posenc
