@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -29,6 +30,21 @@ namespace {
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
       .count();
+}
+
+// "met" when every round meets the target, "MISSED" when none does, and
+// "within noise" when the target lies inside the spread of the rounds.
+const char* Verdict(const std::vector<double>& ratios, double target,
+                    bool at_most) {
+  int meets = 0;
+  for (double r : ratios) meets += at_most ? r <= target : r >= target;
+  if (meets == static_cast<int>(ratios.size())) return "met";
+  return meets == 0 ? "MISSED" : "within noise";
+}
+
+std::pair<double, double> Spread(const std::vector<double>& v) {
+  auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {*lo, *hi};
 }
 
 double Median(std::vector<double> v) {
@@ -90,17 +106,23 @@ int main(int argc, char** argv) {
     stream_ratio.push_back(t[1] / t[0]);
   }
   const uint32_t d = absl::GetFlag(FLAGS_d);
+  const auto [tlo, thi] = Spread(table_ratio);
   std::printf(
       "GetTable d=%u max_len=%u float32 (%.1f MiB), %d rounds, medians: cold "
-      "%.1f ms, hot %.1f ms, cold/hot %.2f (target <= 1.5)\n",
+      "%.1f ms, hot %.1f ms, cold/hot %.2f (rounds %.2f..%.2f; target <= "
+      "1.5: %s)\n",
       d, absl::GetFlag(FLAGS_max_len),
       absl::GetFlag(FLAGS_max_len) * d * 4 / 1048576.0, rounds,
-      Median(table_cold) * 1e3, Median(table_hot) * 1e3, Median(table_ratio));
+      Median(table_cold) * 1e3, Median(table_hot) * 1e3, Median(table_ratio),
+      tlo, thi, Verdict(table_ratio, 1.5, /*at_most=*/true));
+  const auto [slo, shi] = Spread(stream_ratio);
   std::printf(
       "StreamBatches d=%u max_len=%u float32 (%.0f MiB), %d rounds, medians: "
-      "cold %.0f MB/s, hot %.0f MB/s, cold/hot %.2f (target >= 0.8)\n",
+      "cold %.0f MB/s, hot %.0f MB/s, cold/hot %.2f (rounds %.2f..%.2f; "
+      "target >= 0.8: %s)\n",
       d, absl::GetFlag(FLAGS_stream_max_len),
       absl::GetFlag(FLAGS_stream_max_len) * d * 4 / 1048576.0, rounds,
-      Median(stream_cold), Median(stream_hot), Median(stream_ratio));
+      Median(stream_cold), Median(stream_hot), Median(stream_ratio), slo, shi,
+      Verdict(stream_ratio, 0.8, /*at_most=*/false));
   return 0;
 }

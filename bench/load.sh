@@ -252,7 +252,7 @@ awk -v rounds="$ROUNDS" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" -v secs="$ELA
     name["cold"] = "5 GetTable 32 MiB cold miss (new base)"; unit["cold"] = "MB/s"; target["cold"] = 0
     name["batches_hot"] = "3h case 3 vs floor resending 1 hot msg"; unit["batches_hot"] = "MB/s"; target["batches_hot"] = 0
     name["srows_hot"] = "4h case 4 vs floor resending 1 hot msg"; unit["srows_hot"] = "msg/s"; target["srows_hot"] = 0
-    printf "\n%-42s %-6s %10s %10s %7s %-12s %-21s %6s %s\n", "case (median of " rounds " rounds)", "unit", "posenc", "floor", "ratio", "target", "per-round ratios", "best", "cpu ratio"
+    printf "\n%-42s %-6s %10s %10s %7s %-19s %-21s %6s %s\n", "case (median of " rounds " rounds)", "unit", "posenc", "floor", "ratio", "target", "per-round ratios", "best", "cpu ratio"
     for (c = 1; c <= n; c++) {
       k = cases[c]; rs = ""; pk = (k in same) ? same[k] : k
       for (r = 1; r <= rounds; r++) {
@@ -268,8 +268,13 @@ awk -v rounds="$ROUNDS" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" -v secs="$ELA
       }
       best = (k == "rows_rps") ? bf / bp : bp / bf
       mp = median(pp, rounds); mf = median(ff, rounds); mr = median(rr, rounds); mc = median(cr, rounds)
-      t = target[k] ? sprintf(">=%.2f %s", target[k], mr >= target[k] ? "met" : "MISSED") : "(info)"
-      printf "%-42s %-6s %10.*f %10.*f %7.3f %-12s %-21s %6.3f %.3f\n", name[k], unit[k], (k == "rows_rps") ? 1 : 0, mp, (k == "rows_rps") ? 1 : 0, mf, mr, t, rs, best, mc
+      # The noise band is the spread of the per-round ratios: a target inside
+      # it is "within noise", never "met".
+      lo = rr[1]; hi = rr[1]
+      for (r = 2; r <= rounds; r++) { if (rr[r] < lo) lo = rr[r]; if (rr[r] > hi) hi = rr[r] }
+      verdict = lo >= target[k] ? "met" : (hi < target[k] ? "MISSED" : "within-noise")
+      t = target[k] ? sprintf(">=%.2f %s", target[k], verdict) : "(info)"
+      printf "%-42s %-6s %10.*f %10.*f %7.3f %-19s %-21s %6.3f %.3f\n", name[k], unit[k], (k == "rows_rps") ? 1 : 0, mp, (k == "rows_rps") ? 1 : 0, mf, mr, t, rs, best, mc
     }
     for (s = 1; s <= 2; s++) {
       srv = (s == 1) ? "posenc" : "floor"
