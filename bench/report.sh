@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# bench/report.sh: runs every benchmark that has a target and rewrites the
+# "Latest report" section of BENCHMARKS.md with their output, the commit
+# they measured and the load average before and after each.
+#
+#   1. build/bench/encoding_bench   every dtype, layout and frequency (values/s)
+#   2. bench/cold_path              cold vs hot GetTable and StreamBatches
+#   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
+#   4. bench/load.sh                posenc vs the gRPC floor
+#
+# Usage: bench/report.sh [--no-write]      (~10 minutes; needs a Release build:
+#        cmake --preset release && cmake --build --preset release)
+# The working tree should be clean: the report names HEAD, and a figure is a
+# result only at the commit it names. Exit status: non-zero if a tool failed.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+WRITE=1
+[[ ${1:-} == --no-write ]] && WRITE=0
+OUT=$(mktemp /tmp/posenc-report.XXXXXX)
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)
+DIRTY=""
+[[ -n $(git -C "$ROOT" status --porcelain --untracked-files=no) ]] && DIRTY=" (with uncommitted changes: not a result)"
+FAILED=0
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# section TITLE COMMAND...: runs one tool, appends its output to the report.
+section() {
+  local title=$1
+  shift
+  local before; before=$(load)
+  echo "== $title" >&2
+  local log; log=$(mktemp)
+  "$@" > "$log" 2>&1
+  local rc=$?
+  cat "$log" >&2
+  {
+    echo
+    echo "### $title"
+    echo
+    echo "Command: \`${*#"$ROOT/"}\` — load average before $before, after $(load); exit $rc."
+    echo
+    echo '```'
+    cat "$log"
+    echo '```'
+  } >> "$OUT"
+  rm -f "$log"
+  [[ $rc == 0 ]] || FAILED=$((FAILED + 1))
+}
+
+{
+  echo "<!-- report:begin (written by bench/report.sh; do not edit by hand) -->"
+  echo "## Latest report: commit \`$COMMIT\`$DIRTY"
+  echo
+  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at start $(load). Verdicts: \"met\" only when every round meets the target; \"within noise\" when the target lies inside the rounds' spread."
+} > "$OUT"
+
+section "Encoding kernel, every dtype (encoding_bench)" \
+  "$BUILD/bench/encoding_bench" --benchmark_min_time=0.5
+PORT=${PORT:-50181}
+"$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT > /dev/null 2>&1 &
+SPID=$!
+sleep 1
+section "Cold path end to end (cold_path)" \
+  "$BUILD/bench/cold_path" --target=127.0.0.1:$PORT --rounds=9
+kill $SPID
+wait $SPID 2>/dev/null
+section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
+  "$ROOT/bench/noisy_neighbor.sh" 8
+section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 3
+echo "<!-- report:end -->" >> "$OUT"
+
+if [[ $WRITE == 1 ]]; then
+  python3 - "$ROOT/BENCHMARKS.md" "$OUT" <<'EOF'
+import re, sys
+path, report = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
+text = open(path).read()
+pattern = re.compile(r"<!-- report:begin.*?<!-- report:end -->", re.S)
+if pattern.search(text):
+    text = pattern.sub(lambda _: report, text)
+else:  # first report: right after the title block (before the first "## ")
+    i = text.find("\n## ")
+    text = text[: i + 1] + report + "\n\n" + text[i + 1 :] if i >= 0 else text + "\n" + report + "\n"
+open(path, "w").write(text)
+EOF
+  echo "report.sh: BENCHMARKS.md rewritten (commit $COMMIT)" >&2
+else
+  cat "$OUT"
+fi
+rm -f "$OUT"
+[[ $FAILED == 0 ]]
