@@ -1,7 +1,9 @@
 #include "server/posenc_service.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -144,14 +146,21 @@ absl::Status PositionalEncodingService::PostMiss(
   return posted;
 }
 
-// Serves rows [next_, end_) of one table as a server stream: one row per
-// message (StreamRows) or rows_per_message rows (StreamBatches). Rows come
-// from a cached table when the cache holds one or computes it whole (a
-// stream over most of the table), else are computed message by message on
-// the pool, so memory per stream is one message.
+// Serves rows [start, end) of one table as a server stream: one row per
+// message (StreamRows) or rows_per_message rows (StreamBatches).
 //
-// Exactly one operation is outstanding at any time (a pool task or a write),
-// so members need no lock. Deletes itself in OnDone.
+// Cached mode: rows come from a cached table (resident, or computed whole
+// because the stream wants most of it); one write is outstanding at a time
+// and each OnWriteDone starts the next, so members need no lock.
+//
+// Computed mode (the table is not cached): rows are computed message by
+// message on the pool, and computing the next message overlaps writing the
+// current one. At most one computation, one computed message waiting and one
+// write exist at once (memory per stream: about three messages), guarded by
+// mu_ because a pool thread and a gRPC thread both move the stream on.
+//
+// Lifetime: gRPC holds one reference until OnDone, each pool task one; the
+// last to let go deletes the stream.
 class PositionalEncodingService::TableStream final
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
@@ -169,6 +178,7 @@ class PositionalEncodingService::TableStream final
     if (!plan.ok()) return FinishWith(plan.status());
     plan_ = std::move(*plan);
     next_ = plan_.start;
+    next_compute_ = plan_.start;
     TableCache* cache = service_->cache_;
     const TableCache::Lookup lookup =
         cache->Find(plan_.spec, plan_.end - plan_.start);
@@ -176,12 +186,12 @@ class PositionalEncodingService::TableStream final
       table_slice_ = TableSlice(lookup.table);
       return WriteNext();
     }
-    // A computed message and the one gRPC may still hold.
+    // Computed mode holds up to three messages (see above).
     const uint64_t message_bytes =
         uint64_t{plan_.rows_per_message} * plan_.spec.row_bytes();
-    absl::Status admitted = service_->ChargeInflight(2 * message_bytes);
+    absl::Status admitted = service_->ChargeInflight(3 * message_bytes);
     if (admitted.ok()) {
-      charge_ = InflightCharge(service_->inflight_, 2 * message_bytes);
+      charge_ = InflightCharge(service_->inflight_, 3 * message_bytes);
       absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
           service_->AcquireMissSlot(context_);
       admitted = slot.status();
@@ -189,9 +199,13 @@ class PositionalEncodingService::TableStream final
     }
     const bool whole = lookup.compute_whole;
     if (admitted.ok()) {
-      admitted = service_->PostMiss(context_,
-                                    MissCost(lookup, plan_.spec, message_bytes),
-                                    [this, whole] { Computed(whole); });
+      Ref();
+      admitted = service_->PostMiss(
+          context_, MissCost(lookup, plan_.spec, message_bytes), [this, whole] {
+            FirstComputation(whole);
+            Unref();
+          });
+      if (!admitted.ok()) Unref();
     }
     if (!admitted.ok()) {
       if (whole) cache->CancelWhole(plan_.spec);
@@ -200,30 +214,44 @@ class PositionalEncodingService::TableStream final
   }
 
   void OnWriteDone(bool ok) override {
-    if (!ok) return FinishWith(absl::CancelledError("stream write failed"));
-    WriteNext();
+    if (table_slice_.has_value()) {
+      if (!ok) return FinishWith(absl::CancelledError("stream write failed"));
+      return WriteNext();
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    writing_ = false;
+    if (!ok && !end_.has_value()) {
+      end_ = absl::CancelledError("stream write failed");
+    }
+    Pump(std::move(lock));
   }
 
   void OnCancel() override {}  // the outstanding write or task ends the call
 
-  void OnDone() override { delete this; }
+  void OnDone() override { Unref(); }
 
  private:
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Unref() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
   // The first pool task of a miss: the whole table from the cache if asked
-  // and admitted, else the plan to compute rows message by message.
-  void Computed(bool whole) {
+  // and admitted (cached mode), else the computed mode.
+  void FirstComputation(bool whole) {
     std::shared_ptr<const Table> table =
         whole ? service_->cache_->ComputeWhole(plan_.spec) : nullptr;
     if (table != nullptr) {
       table_slice_ = TableSlice(std::move(table));
       charge_.Reset();  // served from the cache from now on
       slot_.reset();
-    } else {
-      encoding_ = std::make_unique<EncodingPlan>(plan_.spec);  // once
+      return WriteNext();
     }
-    WriteNext();
+    encoding_ = std::make_unique<EncodingPlan>(plan_.spec);  // once
+    Pump(std::unique_lock<std::mutex>(mu_));
   }
 
+  // Cached mode: writes the next message, or finishes.
   void WriteNext() {
     if (context_->IsCancelled()) {
       return FinishWith(absl::CancelledError("cancelled by the client"));
@@ -231,27 +259,71 @@ class PositionalEncodingService::TableStream final
     if (next_ >= plan_.end) return FinishWith(absl::OkStatus());
     const uint32_t rows = std::min(plan_.rows_per_message, plan_.end - next_);
     const size_t row_bytes = plan_.spec.row_bytes();
-    if (table_slice_.has_value()) {
-      Send(rows,
-           table_slice_->sub(next_ * row_bytes, (next_ + rows) * row_bytes));
-      return;
-    }
-    // The continuation of an admitted stream: queued whatever the queue
-    // holds, behind the other connections' turns.
-    service_->pool_->Post(peer_, rows * row_bytes, [this, rows, row_bytes] {
-      grpc::Slice data = NewSlice(rows * row_bytes);
-      ComputeRows(*encoding_, next_, rows, MutableData(data));
-      service_->cache_->RecordRowsComputed(plan_.spec, rows);
-      Send(rows, std::move(data));
-    });
-  }
-
-  void Send(uint32_t rows, grpc::Slice data) {
-    message_ = BuildRangeMessage(plan_, method_ == Method::kStreamRows, next_,
-                                 rows, std::move(data));
+    message_ = BuildRangeMessage(
+        plan_, method_ == Method::kStreamRows, next_, rows,
+        table_slice_->sub(next_ * row_bytes, (next_ + rows) * row_bytes));
     bytes_sent_ += message_.Length();
     next_ += rows;
     StartWrite(&message_);
+  }
+
+  // Computed mode: decides under the lock what moves the stream on (write
+  // the computed message, compute the next one, finish), then does it with
+  // the lock released (gRPC may call back on another thread meanwhile).
+  void Pump(std::unique_lock<std::mutex> lock) {
+    bool write = false;
+    uint32_t compute_first = 0, compute_rows = 0;
+    std::optional<absl::Status> finish;
+    if (!end_.has_value() && context_->IsCancelled()) {
+      end_ = absl::CancelledError("cancelled by the client");
+    }
+    if (end_.has_value()) {
+      // Stop; finish once no computation or write is outstanding.
+      if (!computing_ && !writing_ && !finished_) finish = *end_;
+    } else {
+      if (!writing_ && ready_.has_value()) {
+        message_ = BuildRangeMessage(plan_, method_ == Method::kStreamRows,
+                                     ready_->first, ready_->rows,
+                                     std::move(ready_->data));
+        bytes_sent_ += message_.Length();
+        ready_.reset();
+        writing_ = write = true;
+      }
+      if (!computing_ && !ready_.has_value() && next_compute_ < plan_.end) {
+        compute_first = next_compute_;
+        compute_rows =
+            std::min(plan_.rows_per_message, plan_.end - next_compute_);
+        next_compute_ += compute_rows;
+        computing_ = true;
+      }
+      if (!writing_ && !computing_ && !ready_.has_value() && !finished_) {
+        finish = absl::OkStatus();  // every row computed and written
+      }
+    }
+    if (finish.has_value()) finished_ = true;
+    lock.unlock();
+    if (write) StartWrite(&message_);
+    if (compute_rows > 0) {
+      const size_t bytes = size_t{compute_rows} * plan_.spec.row_bytes();
+      Ref();
+      // The continuation of an admitted stream: queued whatever the queue
+      // holds, behind the other connections' turns.
+      service_->pool_->Post(peer_, bytes, [this, compute_first, compute_rows] {
+        ComputeMessage(compute_first, compute_rows);
+        Unref();
+      });
+    }
+    if (finish.has_value()) FinishWith(*finish);
+  }
+
+  void ComputeMessage(uint32_t first, uint32_t rows) {
+    grpc::Slice data = NewSlice(size_t{rows} * plan_.spec.row_bytes());
+    ComputeRows(*encoding_, first, rows, MutableData(data));
+    service_->cache_->RecordRowsComputed(plan_.spec, rows);
+    std::unique_lock<std::mutex> lock(mu_);
+    computing_ = false;
+    ready_ = Computed{first, rows, std::move(data)};
+    Pump(std::move(lock));
   }
 
   void FinishWith(const absl::Status& status) {
@@ -263,20 +335,36 @@ class PositionalEncodingService::TableStream final
     Finish(ToGrpcStatus(status));
   }
 
+  struct Computed {
+    uint32_t first = 0;
+    uint32_t rows = 0;
+    grpc::Slice data;
+  };
+
   const Method method_;
   grpc::CallbackServerContext* const context_;
   PositionalEncodingService* const service_;
   const std::string peer_;
   CallRecord record_;
   RangePlan plan_;
-  uint32_t next_ = 0;
+  std::atomic<int> refs_{1};  // gRPC's, until OnDone
   uint64_t bytes_sent_ = 0;
-  std::optional<grpc::Slice> table_slice_;  // set when served from the cache
-  std::unique_ptr<EncodingPlan> encoding_;  // set when computed per message
   // Held while rows are computed per message.
   std::unique_ptr<MissLimiter::Slot> slot_;
   InflightCharge charge_;
   grpc::ByteBuffer message_;  // the write in flight
+  // Cached mode.
+  std::optional<grpc::Slice> table_slice_;
+  uint32_t next_ = 0;  // next row to write
+  // Computed mode.
+  std::unique_ptr<EncodingPlan> encoding_;
+  std::mutex mu_;
+  uint32_t next_compute_ ABSL_GUARDED_BY(mu_) = 0;      // first row not taken
+  bool computing_ ABSL_GUARDED_BY(mu_) = false;         // a task computes
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;           // a write is in flight
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;          // Finish was decided
+  std::optional<Computed> ready_ ABSL_GUARDED_BY(mu_);  // computed, unwritten
+  std::optional<absl::Status> end_ ABSL_GUARDED_BY(mu_);  // stop with this
 };
 
 PositionalEncodingService::PositionalEncodingService(

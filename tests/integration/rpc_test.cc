@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/proto_conversion.h"
+#include "core/encoding.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_fixture.h"
@@ -138,10 +139,14 @@ TEST_F(RpcTest, StreamBatches_TableLargerThanCache_StreamedWithoutCaching) {
   StartServer(options);
   const TableSpec spec = Spec(512, 4000);  // 8 MB, over the 1 MiB budget
   uint64_t bytes = 0;
-  std::string row_3999;
+  std::string row_3999, streamed;
+  uint32_t expected_start = 0;
   absl::Status s = client_->StreamBatches(
       spec, 0, std::nullopt, 0, [&](uint32_t start, const Tensor& batch) {
+        EXPECT_EQ(start, expected_start) << "batches out of order";
+        expected_start = start + batch.shape[0];
         bytes += batch.data.size();
+        streamed += batch.data;
         if (start + batch.shape[0] == 4000) {
           row_3999 = batch.data.substr(batch.data.size() - 2048);
         }
@@ -149,6 +154,12 @@ TEST_F(RpcTest, StreamBatches_TableLargerThanCache_StreamedWithoutCaching) {
       });
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(bytes, spec.table_bytes());
+  // Computed message by message (the next while the current one is
+  // written), the stream is the table, byte for byte.
+  std::string table(spec.table_bytes(), '\0');
+  ComputeRows(spec, 0, spec.max_len,
+              reinterpret_cast<std::byte*>(table.data()));
+  EXPECT_TRUE(streamed == table);
   absl::StatusOr<Tensor> gathered = client_->GetRows(spec, {3999});
   ASSERT_TRUE(gathered.ok());
   EXPECT_EQ(gathered->data, row_3999);
