@@ -192,6 +192,41 @@ TEST_F(BoundedCostTest, ConnectionOverMissCap_RefusedWhileOthersServed) {
   EXPECT_EQ(Stats().refusals().connection_misses(), uint64_t(refused));
 }
 
+TEST_F(BoundedCostTest, HitsWhilePoolIsBusy_AnsweredWithoutWaiting) {
+  ServerOptions options = DefaultOptions();
+  options.threads = 1;
+  options.max_inflight_bytes = uint64_t{2} << 30;
+  StartServer(options);
+  const TableSpec hot = Spec(512, 2048);
+  ASSERT_TRUE(client_->GetTable(hot).ok());
+  // Heavy misses (8 MiB of float64 each) keep the only compute thread busy.
+  constexpr int kHeavy = 12;
+  std::unique_ptr<PosencClient> heavy = OwnConnection(0);
+  std::atomic<int> heavy_done{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kHeavy; ++i) {
+    callers.emplace_back([&, i] {
+      TableSpec spec = Heavy(i);
+      spec.max_len = 256;
+      EXPECT_TRUE(heavy->GetTable(spec).ok());
+      ++heavy_done;
+    });
+  }
+  while (Stats().compute().running_tasks() == 0) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  // Hits of every kind, while the misses wait for the pool.
+  EXPECT_TRUE(client_->GetTable(hot).ok());
+  EXPECT_TRUE(client_->GetRows(hot, {7, 2047}).ok());
+  EXPECT_TRUE(client_
+                  ->StreamBatches(
+                      hot, 0, std::nullopt, 0,
+                      [](uint32_t, const Tensor&) { return absl::OkStatus(); })
+                  .ok());
+  EXPECT_LT(heavy_done.load(), kHeavy) << "the hits waited for every miss";
+  for (auto& t : callers) t.join();
+}
+
 TEST_F(BoundedCostTest, AnswerOverInflightBudget_ResourceExhaustedNamingFlag) {
   ServerOptions options = DefaultOptions();
   options.max_inflight_bytes = kMiB;
