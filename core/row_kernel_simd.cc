@@ -270,6 +270,8 @@ bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
 
 void FlushStreamImpl() { hwy::FlushStream(); }
 
+const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
+
 #else  // !POSENC_SIMD_FMA
 
 bool Float32RowSimdImpl(const double*, const double*, uint32_t, uint32_t,
@@ -286,6 +288,7 @@ bool Float32RowFromAnchorSimdImpl(const double*, const double*, const double*,
   return false;
 }
 void FlushStreamImpl() {}
+const char* TargetNameImpl() { return "scalar"; }
 
 #endif  // POSENC_SIMD_FMA
 #undef POSENC_SIMD_FMA
@@ -301,6 +304,7 @@ HWY_EXPORT(Float32RowSimdImpl);
 HWY_EXPORT(SinCosColumnsSimdImpl);
 HWY_EXPORT(Float32RowFromAnchorSimdImpl);
 HWY_EXPORT(FlushStreamImpl);
+HWY_EXPORT(TargetNameImpl);
 
 bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               const double* sj, const double* cj,
@@ -328,6 +332,10 @@ bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,
 }
 
 const char* SimdKernelTargetName() {
+  return HWY_DYNAMIC_DISPATCH(TargetNameImpl)();
+}
+
+const char* SimdBestTargetName() {
   const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
   const int64_t best = targets & -targets;  // lower bit = better target
 #if HWY_ARCH_X86

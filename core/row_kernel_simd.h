@@ -62,9 +62,15 @@ bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
 // (sfence on x86).
 void FlushStreamingStores();
 
-// Name of the SIMD target the kernels dispatch to on this CPU ("AVX3",
-// "AVX2", ...), or "scalar" when none with FMA is available.
+// Name of the SIMD target the kernels dispatch to now ("AVX3", "AVX2", ...;
+// asked of the dispatched code itself, so it honours hwy's target masks), or
+// "scalar" when none with FMA is available.
 const char* SimdKernelTargetName();
+
+// Name of the best target with FMA that this CPU supports and posenc was
+// compiled for (Highway's compiled targets include AVX3 = AVX-512 on x86),
+// or "scalar".
+const char* SimdBestTargetName();
 
 }  // namespace posenc
 
