@@ -201,7 +201,7 @@ bool EncodingPlan::ComputeAnchor(uint32_t p0, double* s0, double* c0,
 const EncodingPlan::AngleTable& EncodingPlan::GetAngleTable() const {
   AngleTable& t = *angle_;
   std::call_once(t.once, [this, &t] {
-    if (spec_.dtype != DType::kFloat32 || fast_columns_ == 0) return;
+    if (spec_.dtype == DType::kFloat64 || fast_columns_ == 0) return;
     const size_t padded = RoundUpToKernelLanes(fast_columns_);
     uint32_t k = kMaxAngleStep;
     while (k > 1 && size_t{k} * padded * 16 > kAngleTableBytes) k /= 2;
@@ -243,13 +243,14 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
   uint32_t p = first;
   const uint32_t end = first + count;
   const AngleTable* t = nullptr;
-  if (spec_.dtype == DType::kFloat32 && count >= kMinAngleRows) {
+  if (spec_.dtype != DType::kFloat64 && count >= kMinAngleRows) {
     t = &GetAngleTable();
     if (t->step == 0) t = nullptr;
   }
   if (t != nullptr) {
     const uint32_t k = t->step;
-    const bool stream = uint64_t{count} * row_bytes >= kStreamMinBytes;
+    const bool f32 = spec_.dtype == DType::kFloat32;
+    const bool stream = f32 && uint64_t{count} * row_bytes >= kStreamMinBytes;
     std::vector<double> s0(t->padded), c0(t->padded);
     std::vector<uint8_t> risky(t->padded);
     struct Ctx {
@@ -270,12 +271,17 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
         const uint32_t j = p - p0;
         ctx.pos = p;
         ctx.row = row;
-        if (p == 0 || !Float32RowFromAnchorSimd(
-                          s0.data(), c0.data(),
-                          j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded],
-                          &t->cos_j[size_t{j} * t->padded], fast_columns_,
-                          half_, spec_.layout, reinterpret_cast<float*>(row),
-                          stream, slow, &ctx)) {
+        const double* sj = j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded];
+        const double* cj = &t->cos_j[size_t{j} * t->padded];
+        if (p == 0 ||
+            !(f32 ? Float32RowFromAnchorSimd(s0.data(), c0.data(), sj, cj,
+                                             fast_columns_, half_, spec_.layout,
+                                             reinterpret_cast<float*>(row),
+                                             stream, slow, &ctx)
+                  : Half16RowFromAnchorSimd(
+                        s0.data(), c0.data(), sj, cj, fast_columns_, half_,
+                        spec_.layout, spec_.dtype == DType::kBFloat16,
+                        reinterpret_cast<uint16_t*>(row), slow, &ctx))) {
           ComputeRow(p, row);
           continue;
         }

@@ -29,13 +29,14 @@ class EncodingPlan {
   void ComputeRow(uint32_t pos, std::byte* out) const;
 
   // Writes rows [first, first + count) to `out` (count * row_bytes bytes),
-  // first + count <= 2^24 + 1. Same bytes as ComputeRow per row; float32
-  // ranges use angle addition from anchor rows (core/angle_addition.h),
-  // whose per-plan table is built on first use (thread-safe).
+  // first + count <= 2^24 + 1. Same bytes as ComputeRow per row; float32,
+  // float16 and bfloat16 ranges use angle addition from anchor rows
+  // (core/angle_addition.h), whose per-plan table is built on first use
+  // (thread-safe).
   void ComputeRows(uint32_t first, uint32_t count, std::byte* out) const;
 
   // Row step K between anchors of the angle-addition path for this plan
-  // (0 if the path is not used: dtype other than float32, no fast columns).
+  // (0 if the path is not used: float64, no fast columns).
   // Builds the per-plan table if needed.
   uint32_t AngleAdditionStep() const;
 

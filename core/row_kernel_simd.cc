@@ -1,6 +1,8 @@
 // Highway dynamic dispatch: this file is compiled once per target.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/row_kernel_simd.cc"
+#include <cstring>
+
 #include "hwy/cache_control.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
@@ -268,6 +270,158 @@ bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
   return true;
 }
 
+// float16 / bfloat16 parameters of the vector rounding below.
+struct Half16Format {
+  int precision;     // significand bits with the implicit one: 11 / 8
+  int min_exponent;  // smallest normal 2^min_exponent: -14 / -126
+};
+
+// Interval rounding test into a 16-bit format: for each lane, whether every
+// real in [lo, hi] rounds (RNE, subnormals included) to one float16 /
+// bfloat16 value, and its encoding (low 16 bits of `bits`; meaningful only
+// where decided). |lo|, |hi| <= 2, finite, lo <= hi.
+//
+// With a <= b the magnitudes at the interval's ends (same sign required;
+// otherwise the roundings differ at least in the sign of zero, as in
+// RoundDoubleToBits), 2^q is the format's quantum in the binade of a (the
+// subnormal quantum below the normal range), the finest quantum in [a, b].
+// round_q(x) = fl(x + M) - M, M = 1.5 * 2^(q + 52), rounds x >= 0 to a
+// multiple of 2^q with ties to even (one IEEE addition: x + M lies in
+// [2^(q+52), 2^(q+53)), where the spacing is 2^q). Decided iff round_q(a) ==
+// round_q(b) = r. Then every x in [a, b] has round_q(x) = r (monotone), and
+// its correct rounding is r: in a's binade the format rounds to the grid
+// 2^q; if [a, b] reaches a higher binade it contains that binade's edge
+// 2^k, so r = 2^k and |x - 2^k| <= 2^(q-1), less than half of every coarser
+// quantum. The converse may fail (undecided although both ends round to one
+// value, only when the interval crosses a binade edge): such lanes take the
+// slow path like any undecided one.
+// Encoding of r = K 2^q: ((q - q_min) << (p - 1)) + K, q_min the subnormal
+// quantum exponent; this also holds for K = 2^p (r = 2^k of the next binade).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void RoundHalf16Interval(
+    D d, V lo, V hi, Half16Format f, hn::Vec<hn::RebindToUnsigned<D>>& bits,
+    hn::Mask<hn::RebindToUnsigned<D>>& undecided) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto lo_bits = hn::BitCast(du, lo);
+  const V a = hn::Abs(lo), b = hn::Abs(hi);
+  const V m = hn::Min(a, b);
+  // Biased exponent of the binade of m, clamped to the smallest normal one.
+  const auto qe = hn::Max(hn::ShiftRight<52>(hn::BitCast(du, m)),
+                          hn::Set(du, 1023 + f.min_exponent));
+  // M = 1.5 * 2^(q + 52), q = qe - 1023 - (p - 1).
+  const V big = hn::BitCast(
+      d, hn::Or(hn::ShiftLeft<52>(hn::Add(qe, hn::Set(du, 53 - f.precision))),
+                hn::Set(du, uint64_t{1} << 51)));
+  const auto ra = hn::BitCast(du, hn::Add(a, big));
+  const auto rb = hn::BitCast(du, hn::Add(b, big));
+  const auto sign_differs = hn::RebindMask(
+      du, hn::Lt(hn::BitCast(di, hn::Xor(lo_bits, hn::BitCast(du, hi))),
+                 hn::Zero(di)));
+  undecided = hn::Or(hn::Ne(ra, rb), sign_differs);
+  // K = mantissa field of a + M minus 2^51.
+  const auto k = hn::Sub(hn::And(ra, hn::Set(du, (uint64_t{1} << 52) - 1)),
+                         hn::Set(du, uint64_t{1} << 51));
+  const auto exp_field = hn::ShiftLeftSame(
+      hn::Sub(qe, hn::Set(du, 1023 + f.min_exponent)), f.precision - 1);
+  const auto sign = hn::And(hn::ShiftRight<48>(lo_bits), hn::Set(du, 0x8000));
+  bits = hn::Or(hn::Add(exp_field, k), sign);
+}
+
+// float16 / bfloat16 row from its anchor; see Float32RowFromAnchorT.
+template <bool kAnchorRow>
+HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
+                                     const double* sj, const double* cj,
+                                     uint32_t columns, uint32_t half,
+                                     Layout layout, Half16Format f,
+                                     uint16_t* row, SlowColumnFn slow,
+                                     void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::Rebind<uint16_t, decltype(d)> d16;
+  const hn::Rebind<uint32_t, decltype(d)> d32;
+  const size_t n = hn::Lanes(d);
+  uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
+  uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
+  const auto rel = hn::Set(d, kFastCheckSlack);
+  const auto abs_slack = hn::Set(d, kAngleAddCheckSlack);
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const auto S = hn::LoadU(d, s0 + i);
+    const auto C = hn::LoadU(d, c0 + i);
+    hn::Vec<decltype(d)> ys, yc, es, ec;
+    if (kAnchorRow) {
+      ys = S;
+      yc = C;
+      es = hn::Mul(hn::Abs(ys), rel);
+      ec = hn::Mul(hn::Abs(yc), rel);
+    } else {
+      const auto G = hn::LoadU(d, cj + i);
+      const auto Sg = hn::LoadU(d, sj + i);
+      ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
+      yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
+      es = abs_slack;
+      ec = abs_slack;
+    }
+    hn::Vec<decltype(du)> sb, cb;
+    hn::Mask<decltype(du)> s_undecided, c_undecided;
+    RoundHalf16Interval(d, hn::Sub(ys, es), hn::Add(ys, es), f, sb,
+                        s_undecided);
+    RoundHalf16Interval(d, hn::Sub(yc, ec), hn::Add(yc, ec), f, cb,
+                        c_undecided);
+    const auto undecided = hn::Or(s_undecided, c_undecided);
+    const size_t valid = HWY_MIN(n, size_t{columns - i});
+    if (layout == Layout::kInterleaved) {
+      // (c << 16) | s per lane = s, c in memory order.
+      const auto pair = hn::TruncateTo(d32, hn::Or(hn::ShiftLeft<16>(cb), sb));
+      if (HWY_LIKELY(valid == n)) {
+        hn::StoreU(pair, d32, reinterpret_cast<uint32_t*>(row + 2 * size_t{i}));
+      } else {
+        uint32_t tmp[hn::MaxLanes(d32)];
+        hn::StoreU(pair, d32, tmp);
+        std::memcpy(row + 2 * size_t{i}, tmp, valid * sizeof(uint32_t));
+      }
+    } else {
+      const auto s16 = hn::TruncateTo(d16, sb);
+      const auto c16 = hn::TruncateTo(d16, cb);
+      if (HWY_LIKELY(valid == n)) {
+        hn::StoreU(s16, d16, sin_base + i);
+        hn::StoreU(c16, d16, cos_base + i);
+      } else {
+        uint16_t st[hn::MaxLanes(d16)], ct[hn::MaxLanes(d16)];
+        hn::StoreU(s16, d16, st);
+        hn::StoreU(c16, d16, ct);
+        std::memcpy(sin_base + i, st, valid * sizeof(uint16_t));
+        std::memcpy(cos_base + i, ct, valid * sizeof(uint16_t));
+      }
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(d, hn::RebindMask(d, undecided)))) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(d, hn::RebindMask(d, undecided), bits);
+      for (size_t k = 0; k < valid; ++k) {
+        if ((bits[k / 8] >> (k % 8)) & 1)
+          slow(ctx, i + static_cast<uint32_t>(k));
+      }
+    }
+  }
+}
+
+bool Half16RowFromAnchorSimdImpl(const double* s0, const double* c0,
+                                 const double* sj, const double* cj,
+                                 uint32_t columns, uint32_t half, Layout layout,
+                                 bool bfloat16, uint16_t* row,
+                                 SlowColumnFn slow, void* ctx) {
+  const Half16Format f =
+      bfloat16 ? Half16Format{8, -126} : Half16Format{11, -14};
+  if (sj == nullptr) {
+    Half16RowFromAnchorT<true>(s0, c0, sj, cj, columns, half, layout, f, row,
+                               slow, ctx);
+  } else {
+    Half16RowFromAnchorT<false>(s0, c0, sj, cj, columns, half, layout, f, row,
+                                slow, ctx);
+  }
+  return true;
+}
+
 void FlushStreamImpl() { hwy::FlushStream(); }
 
 const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
@@ -287,6 +441,11 @@ bool Float32RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                   float*, bool, SlowColumnFn, void*) {
   return false;
 }
+bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
+                                 const double*, uint32_t, uint32_t, Layout,
+                                 bool, uint16_t*, SlowColumnFn, void*) {
+  return false;
+}
 void FlushStreamImpl() {}
 const char* TargetNameImpl() { return "scalar"; }
 
@@ -304,6 +463,7 @@ HWY_EXPORT(Float32RowSimdImpl);
 HWY_EXPORT(SinCosColumnsSimdImpl);
 HWY_EXPORT(Float32RowFromAnchorSimdImpl);
 HWY_EXPORT(FlushStreamImpl);
+HWY_EXPORT(Half16RowFromAnchorSimdImpl);
 HWY_EXPORT(TargetNameImpl);
 
 bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
@@ -313,6 +473,15 @@ bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Float32RowFromAnchorSimdImpl)(
       s0, c0, sj, cj, columns, half, layout, row, stream, slow, ctx);
+}
+
+bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
+                             const double* sj, const double* cj,
+                             uint32_t columns, uint32_t half, Layout layout,
+                             bool bfloat16, uint16_t* row, SlowColumnFn slow,
+                             void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorSimdImpl)(
+      s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
 }
 
 void FlushStreamingStores() { HWY_DYNAMIC_DISPATCH(FlushStreamImpl)(); }

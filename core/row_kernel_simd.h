@@ -58,6 +58,17 @@ bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               float* row, bool stream, SlowColumnFn slow,
                               void* ctx);
 
+// The same for a float16 (bfloat16 = false) or bfloat16 row of 16-bit
+// words: each value rounded straight from the double y (never through
+// float32) by the vector equivalent of RoundDoubleToBits, decided by the
+// same interval tests (absolute slack kAngleAddCheckSlack, relative
+// kFastCheckSlack for the anchor row). Ordinary stores only.
+bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
+                             const double* sj, const double* cj,
+                             uint32_t columns, uint32_t half, Layout layout,
+                             bool bfloat16, uint16_t* row, SlowColumnFn slow,
+                             void* ctx);
+
 // Orders earlier non-temporal stores of this thread before later stores
 // (sfence on x86).
 void FlushStreamingStores();
