@@ -29,14 +29,14 @@ class EncodingPlan {
   void ComputeRow(uint32_t pos, std::byte* out) const;
 
   // Writes rows [first, first + count) to `out` (count * row_bytes bytes),
-  // first + count <= 2^24 + 1. Same bytes as ComputeRow per row; float32,
-  // float16 and bfloat16 ranges use angle addition from anchor rows
-  // (core/angle_addition.h), whose per-plan table is built on first use
-  // (thread-safe).
+  // first + count <= 2^24 + 1. Same bytes as ComputeRow per row; ranges
+  // use angle addition (float64: double-double, ranges of >= 128 rows) from
+  // anchor rows (core/angle_addition.h), whose per-plan table is built on first
+  // use (thread-safe).
   void ComputeRows(uint32_t first, uint32_t count, std::byte* out) const;
 
   // Row step K between anchors of the angle-addition path for this plan
-  // (0 if the path is not used: float64, no fast columns).
+  // (0 if the path is not used: no fast columns).
   // Builds the per-plan table if needed.
   uint32_t AngleAdditionStep() const;
 
@@ -60,6 +60,10 @@ class EncodingPlan {
   // sin/cos(p0 * f_i) of the fast columns into s0/c0 within kFastRelError;
   // false if no SIMD target.
   bool ComputeAnchor(uint32_t p0, double* s0, double* c0, uint8_t* risky) const;
+  // Float64 rows [first, first + count) by double-double angle addition;
+  // returns the first row not written (first if the path is unavailable).
+  uint32_t ComputeRowsFloat64(uint32_t first, uint32_t count,
+                              std::byte* out) const;
   struct AngleTable;
   const AngleTable& GetAngleTable() const;
 

@@ -9,6 +9,7 @@
 // Keep after highway.h (the include-guard dance of Highway).
 #include "core/angle_addition.h"
 #include "core/row_kernel_simd.h"
+#include "core/sincos_double_double.h"
 #include "core/sincos_fast.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -422,6 +423,133 @@ bool Half16RowFromAnchorSimdImpl(const double* s0, const double* c0,
   return true;
 }
 
+// Double-double operations on vectors, operation for operation the same as
+// core/double_double.h (TwoSum, FastTwoSum, DdAdd, DdMul).
+template <class V>
+HWY_INLINE void TwoSumV(V a, V b, V& s, V& e) {
+  s = hn::Add(a, b);
+  const V bb = hn::Sub(s, a);
+  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
+}
+// x * y of double-doubles as an unnormalised pair (rh, rl): DWTimesDW3 of
+// core/double_double.h (DdMul) without its final FastTwoSum, which is exact,
+// so rh + rl is the same real number (relative error <= 5 u^2).
+template <class V>
+HWY_INLINE void DdMulV(V xh, V xl, V yh, V yl, V& rh, V& rl) {
+  rh = hn::Mul(xh, yh);
+  const V cl = hn::MulSub(xh, yh, rh);
+  const V tl1 = hn::MulAdd(xh, yl, hn::Mul(xl, yl));
+  rl = hn::Add(cl, hn::MulAdd(xl, yh, tl1));
+}
+
+// (ah + al) + (bh + bl) as sh + t: TwoSum of the high words (exact), then
+// t = fl(fl(sl + al) + bl), two roundings of terms below 2^-51 each:
+// |error| <= 2^-103.4 for |a|, |b| <= 1 + 2^-50.
+template <class V>
+HWY_INLINE void DdSumV(V ah, V al, V bh, V bl, V& sh, V& t) {
+  V sl;
+  TwoSumV(ah, bh, sh, sl);
+  t = hn::Add(hn::Add(sl, al), bl);
+}
+
+// Float64 row from its anchor by double-double angle addition
+// (core/angle_addition.h, kDdAngleAddCheckSlack): anchor and table values
+// are double-doubles (hi, lo arrays); NaN in a hi word marks a value that
+// is not available (risky): its lanes are undecided.
+template <bool kAnchorRow>
+HWY_INLINE void Float64RowFromAnchorT(const DdArrays& a, uint32_t columns,
+                                      uint32_t half, Layout layout, double* row,
+                                      SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using V = hn::Vec<decltype(d)>;
+  const size_t n = hn::Lanes(d);
+  double* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
+  double* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
+  const V rel = hn::Set(d, kDoubleDoubleCheckSlack);
+  const V abs_slack = hn::Set(d, kDdAngleAddCheckSlack);
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const V sh = hn::LoadU(d, a.s0_hi + i), sl = hn::LoadU(d, a.s0_lo + i);
+    const V chh = hn::LoadU(d, a.c0_hi + i), cll = hn::LoadU(d, a.c0_lo + i);
+    V ysh, ysl, ych, ycl, es, ec;
+    if (kAnchorRow) {
+      ysh = sh;
+      ysl = sl;
+      ych = chh;
+      ycl = cll;
+      es = hn::Mul(hn::Abs(ysh), rel);
+      ec = hn::Mul(hn::Abs(ych), rel);
+    } else {
+      const V gh = hn::LoadU(d, a.cj_hi + i), gl = hn::LoadU(d, a.cj_lo + i);
+      const V th = hn::LoadU(d, a.sj_hi + i), tl = hn::LoadU(d, a.sj_lo + i);
+      V p1h, p1l, p2h, p2l;
+      DdMulV(sh, sl, gh, gl, p1h, p1l);    // sin(p0 f) cos(j f)
+      DdMulV(chh, cll, th, tl, p2h, p2l);  // cos(p0 f) sin(j f)
+      DdSumV(p1h, p1l, p2h, p2l, ysh, ysl);
+      DdMulV(chh, cll, gh, gl, p1h, p1l);  // cos(p0 f) cos(j f)
+      DdMulV(sh, sl, th, tl, p2h, p2l);    // sin(p0 f) sin(j f)
+      DdSumV(p1h, p1l, hn::Neg(p2h), hn::Neg(p2l), ych, ycl);
+      es = abs_slack;
+      ec = abs_slack;
+    }
+    // RN(hi + t) is monotone in t: both ends equal (as doubles, and in
+    // sign) decides every real in between (as RoundDoubleDoubleToDouble).
+    // Not(Eq), not Ne: Highway's Ne is an ordered compare, false for the
+    // NaN that marks a risky value, which must be undecided.
+    const V s_lo = hn::Add(ysh, hn::Sub(ysl, es));
+    const V s_hi = hn::Add(ysh, hn::Add(ysl, es));
+    const V c_lo = hn::Add(ych, hn::Sub(ycl, ec));
+    const V c_hi = hn::Add(ych, hn::Add(ycl, ec));
+    const auto sign_differs =
+        hn::RebindMask(d, hn::Lt(hn::Or(hn::BitCast(di, hn::Xor(s_lo, s_hi)),
+                                        hn::BitCast(di, hn::Xor(c_lo, c_hi))),
+                                 hn::Zero(di)));
+    const auto undecided = hn::Or(
+        hn::Not(hn::And(hn::Eq(s_lo, s_hi), hn::Eq(c_lo, c_hi))), sign_differs);
+    const size_t valid = HWY_MIN(n, size_t{columns - i});
+    if (HWY_LIKELY(valid == n)) {
+      if (layout == Layout::kInterleaved) {
+        hn::StoreInterleaved2(s_lo, c_lo, d, row + 2 * size_t{i});
+      } else {
+        hn::StoreU(s_lo, d, sin_base + i);
+        hn::StoreU(c_lo, d, cos_base + i);
+      }
+    } else {
+      double st[hn::MaxLanes(d)], ct[hn::MaxLanes(d)];
+      hn::StoreU(s_lo, d, st);
+      hn::StoreU(c_lo, d, ct);
+      for (size_t k = 0; k < valid; ++k) {
+        if (layout == Layout::kInterleaved) {
+          row[2 * (size_t{i} + k)] = st[k];
+          row[2 * (size_t{i} + k) + 1] = ct[k];
+        } else {
+          sin_base[i + k] = st[k];
+          cos_base[i + k] = ct[k];
+        }
+      }
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(d, undecided))) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(d, undecided, bits);
+      for (size_t k = 0; k < valid; ++k) {
+        if ((bits[k / 8] >> (k % 8)) & 1)
+          slow(ctx, i + static_cast<uint32_t>(k));
+      }
+    }
+  }
+}
+
+bool Float64RowFromAnchorSimdImpl(const DdArrays& a, uint32_t columns,
+                                  uint32_t half, Layout layout, double* row,
+                                  SlowColumnFn slow, void* ctx) {
+  if (a.sj_hi == nullptr) {
+    Float64RowFromAnchorT<true>(a, columns, half, layout, row, slow, ctx);
+  } else {
+    Float64RowFromAnchorT<false>(a, columns, half, layout, row, slow, ctx);
+  }
+  return true;
+}
+
 void FlushStreamImpl() { hwy::FlushStream(); }
 
 const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
@@ -446,6 +574,10 @@ bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                  bool, uint16_t*, SlowColumnFn, void*) {
   return false;
 }
+bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
+                                  double*, SlowColumnFn, void*) {
+  return false;
+}
 void FlushStreamImpl() {}
 const char* TargetNameImpl() { return "scalar"; }
 
@@ -464,6 +596,7 @@ HWY_EXPORT(SinCosColumnsSimdImpl);
 HWY_EXPORT(Float32RowFromAnchorSimdImpl);
 HWY_EXPORT(FlushStreamImpl);
 HWY_EXPORT(Half16RowFromAnchorSimdImpl);
+HWY_EXPORT(Float64RowFromAnchorSimdImpl);
 HWY_EXPORT(TargetNameImpl);
 
 bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
@@ -482,6 +615,13 @@ bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
                              void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorSimdImpl)(
       s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
+}
+
+bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
+                              uint32_t half, Layout layout, double* row,
+                              SlowColumnFn slow, void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Float64RowFromAnchorSimdImpl)(
+      a, columns, half, layout, row, slow, ctx);
 }
 
 void FlushStreamingStores() { HWY_DYNAMIC_DISPATCH(FlushStreamImpl)(); }

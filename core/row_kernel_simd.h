@@ -69,6 +69,24 @@ bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
                              bool bfloat16, uint16_t* row, SlowColumnFn slow,
                              void* ctx);
 
+// Double-double arrays of the float64 range path: anchor row s0/c0 and
+// table row sj/cj (sin/cos(j f_i)); sj_hi == nullptr for the anchor row
+// itself. A NaN hi word marks a value that is not available (risky).
+struct DdArrays {
+  const double *s0_hi, *s0_lo, *c0_hi, *c0_lo;
+  const double *sj_hi, *sj_lo, *cj_hi, *cj_lo;
+};
+
+// Float64 row p0 + j from its anchor by double-double angle addition
+// (core/angle_addition.h): writes RN_double of the double-double
+// s0*cj + c0*sj and c0*cj - s0*sj where the interval test with absolute
+// slack kDdAngleAddCheckSlack decides it (anchor row: relative slack
+// kDoubleDoubleCheckSlack), calls `slow` for every other column (after
+// storing). Ordinary stores. False if no SIMD target with FMA.
+bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
+                              uint32_t half, Layout layout, double* row,
+                              SlowColumnFn slow, void* ctx);
+
 // Orders earlier non-temporal stores of this thread before later stores
 // (sfence on x86).
 void FlushStreamingStores();

@@ -16,6 +16,7 @@
 #include "core/exact_frequency.h"
 #include "core/rounding.h"
 #include "core/row_kernel_simd.h"
+#include "core/sincos_double_double.h"
 #include "core/sincos_fast.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
@@ -90,7 +91,12 @@ TEST(AngleAddition, StepPerPlan_PowerOfTwoWithinTableBudget) {
                   .AngleAdditionStep(),
               64u);
   }
+  // float64: double-double table, 32 bytes per column and j, K up to 128.
   EXPECT_EQ(EncodingPlan(MakeSpec(512, 1e4, DType::kFloat64,
+                                  Layout::kInterleaved, Frequency::kPaper))
+                .AngleAdditionStep(),
+            128u);
+  EXPECT_EQ(EncodingPlan(MakeSpec(65536, 1e4, DType::kFloat64,
                                   Layout::kInterleaved, Frequency::kPaper))
                 .AngleAdditionStep(),
             0u);
@@ -219,6 +225,127 @@ TEST(AngleAddition, Half16KernelRounding_EqualsScalarIntervalTest) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+// The float64 kernel's interval test: with s0 = (y1, l1), c0 = (y2, l2),
+// sj = 0, cj = 1 the kernel's double-double results are exactly y + l.
+// A column is written only if RN(y + fl(l - E)) and RN(y + fl(l + E)) agree
+// (sign included), with that value; otherwise `slow` is called. Values:
+// random, tiny (|y| < 2^-41: the interval spans several doubles, as near
+// zero crossings), exact midpoints of doubles +- small offsets, ±0, NaN
+// (marks risky anchor values: always undecided), and the anchor-row mode
+// with relative slack.
+TEST(AngleAddition, Float64KernelIntervalTest_EqualsScalar) {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  constexpr uint32_t kCols = 999;
+  const size_t padded = RoundUpToKernelLanes(kCols);
+  uint64_t checked = 0, undecided = 0, mismatches = 0;
+  for (Layout layout : kLayouts) {
+    for (bool anchor_row : {false, true}) {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<double> hi(2 * padded, 0.5), lo(2 * padded, 0.0);
+        for (uint32_t k = 0; k < 2 * kCols; ++k) {
+          double y = uni(rng), l;
+          switch (k % 6) {
+            case 0:
+              l = std::ldexp(uni(rng), std::ilogb(y) - 54);
+              break;
+            case 1:  // tiny
+              y = std::ldexp(uni(rng), -40 - static_cast<int>(k % 30));
+              l = std::ldexp(uni(rng), std::ilogb(y) - 54);
+              break;
+            case 2:  // y + l within ~2^-90 of a midpoint between doubles
+              l = std::ldexp(0.5 + std::ldexp(uni(rng), -37 - int(k % 5)),
+                             std::ilogb(y) - 52);
+              if (k % 4 == 0) l = -l;
+              break;
+            case 3:
+              y = k % 12 == 3 ? 0.0 : -0.0;
+              l = 0;
+              break;
+            case 4:
+              if (k % 12 == 4) y = std::nan("");
+              l = 0;
+              break;
+            default:  // near powers of two
+              y = std::ldexp(k % 10 < 5 ? 1.0 : -1.0,
+                             -static_cast<int>(k % 40));
+              l = std::ldexp(uni(rng), -static_cast<int>(k % 40) - 54);
+          }
+          hi[k] = y;
+          lo[k] = l;
+        }
+        std::vector<double> sj(padded, 0.0), cj(padded, 1.0), zero(padded, 0.0);
+        DdArrays a{hi.data(),
+                   lo.data(),
+                   hi.data() + padded,
+                   lo.data() + padded,
+                   nullptr,
+                   nullptr,
+                   nullptr,
+                   nullptr};
+        if (!anchor_row) {
+          a.sj_hi = sj.data();
+          a.sj_lo = zero.data();
+          a.cj_hi = cj.data();
+          a.cj_lo = zero.data();
+        }
+        std::vector<double> row(2 * kCols + 1, 12345.0);
+        std::vector<bool> slow_cols(kCols);
+        auto slow = [](void* c, uint32_t column) {
+          static_cast<std::vector<bool>*>(c)->at(column) = true;
+        };
+        if (!Float64RowFromAnchorSimd(a, kCols, kCols, layout, row.data(), slow,
+                                      &slow_cols)) {
+          GTEST_SKIP() << "no SIMD target with FMA";
+        }
+        EXPECT_EQ(row[2 * kCols], 12345.0);
+        for (uint32_t i = 0; i < kCols; ++i) {
+          bool decided = true;
+          double want[2];
+          for (int v = 0; v < 2; ++v) {
+            const double y = hi[i + v * padded], l = lo[i + v * padded];
+            const double e = anchor_row ? kDoubleDoubleCheckSlack * std::fabs(y)
+                                        : kDdAngleAddCheckSlack;
+            const double r0 = y + (l - e), r1 = y + (l + e);
+            decided &= r0 == r1 && std::signbit(r0) == std::signbit(r1);
+            want[v] = r0;
+          }
+          checked += 2;
+          undecided += !decided;
+          size_t sc = i, cc = i;
+          if (layout == Layout::kInterleaved) {
+            sc = 2 * size_t{i};
+            cc = sc + 1;
+          } else if (layout == Layout::kConcatSinCos) {
+            cc = kCols + size_t{i};
+          } else {
+            sc = kCols + size_t{i};
+          }
+          const bool ok =
+              slow_cols[i] == !decided &&
+              (!decided || (std::memcmp(&row[sc], &want[0], 8) == 0 &&
+                            std::memcmp(&row[cc], &want[1], 8) == 0));
+          if (!ok && ++mismatches <= 10) {
+            ADD_FAILURE() << "layout " << int(layout) << " anchor "
+                          << anchor_row << " col " << i << " y " << hi[i]
+                          << " + " << lo[i] << ", " << hi[i + padded] << " + "
+                          << lo[i + padded] << " slow " << slow_cols[i]
+                          << " decided " << decided;
+          }
+        }
+      }
+    }
+  }
+  std::printf(
+      "[numerics] Float64 kernel interval test: %llu values, %llu pairs "
+      "undecided, %llu mismatched\n",
+      static_cast<unsigned long long>(checked),
+      static_cast<unsigned long long>(undecided),
+      static_cast<unsigned long long>(mismatches));
+  EXPECT_GT(undecided, 0u);
+  EXPECT_EQ(mismatches, 0u);
+}
+
 // Every dtype and layout, d from 2 to 65536 (steps 64 down to 2, partial
 // SIMD vectors), bases near 1, small, usual, huge (MPFR-only columns);
 // ranges starting at 0, unaligned in the middle, and ending at 2^24 (so
@@ -244,8 +371,10 @@ TEST(AngleAddition, RangesEqualPerRowPath_EveryDtypeLayoutBase) {
           for (Layout layout : kLayouts) {
             const EncodingPlan plan(MakeSpec(c.d, base, dtype, layout, freq));
             const uint32_t n = c.rows;
-            // first + count above kMinAngleRows everywhere.
-            const uint32_t n16 = std::max<uint32_t>(n, 16);
+            // count above the range path's minimum everywhere (float64:
+            // 2K = 256 rows, so two anchors and a partial block).
+            const uint32_t n16 =
+                std::max<uint32_t>(n, dtype == DType::kFloat64 ? 300 : 16);
             stats.values +=
                 CompareRangeWithPerRow(plan, 0, n16, 0, &stats.mismatches);
             stats.values += CompareRangeWithPerRow(plan, 12345677, n16, 0,
@@ -285,7 +414,7 @@ TEST(AngleAddition, NearZeroCrossings_MatchMpfr) {
   const uint32_t kConvergents[] = {
       355,     103993, 104348, 208341, 312689, 833719, 1146408, 4272943,
       5419351, 11,     344,    699,    51819,  52174,  260515,  573204};
-  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+  for (DType dtype : kDTypes) {
     for (Layout layout : kLayouts) {
       const TableSpec spec = MakeSpec(8, 1e4, dtype, layout, Frequency::kPaper);
       ReferenceFamily ref(spec);
@@ -330,8 +459,11 @@ TEST(AngleAddition, NearZeroCrossings_MatchMpfr) {
       }
       for (auto [p, column] : hits) {
         // A whole block around p so that p is reached with j up to K - 1.
-        const uint32_t first = p >= 70 ? p - 70 : 0;
-        const uint32_t count = std::min<uint32_t>(141, kMaxPos + 1 - first);
+        // (float64: K = 128 and ranges of >= 256 rows.)
+        const uint32_t h = dtype == DType::kFloat64 ? 130 : 70;
+        const uint32_t first = p >= h ? p - h : 0;
+        const uint32_t count =
+            std::min<uint32_t>(2 * h + 1, kMaxPos + 1 - first);
         std::vector<std::byte> rows(size_t{count} * spec.row_bytes());
         ComputeRows(plan, first, count, rows.data());
         for (uint32_t r = 0; r < count; ++r) {
@@ -357,20 +489,23 @@ TEST(AngleAddition, LargeTablesSampled_MatchMpfr) {
   for (uint32_t d : {512u, 1024u, 8192u}) {
     for (double base : {1e4, 500.5, 1e6}) {
       for (Layout layout : kLayouts) {
-        const TableSpec spec =
-            MakeSpec(d, base, DType::kFloat32, layout, Frequency::kT2T);
-        ReferenceFamily ref(spec);
-        const EncodingPlan plan(spec);
-        for (uint32_t first : {0u, 9999937u, kMaxPos + 1 - 130}) {
-          const uint32_t count = 130;
-          std::vector<std::byte> rows(size_t{count} * spec.row_bytes());
-          ComputeRows(plan, first, count, rows.data());
-          std::uniform_int_distribution<uint32_t> pair_dist(0, d / 2 - 1);
-          for (uint32_t r = 0; r < count; ++r) {
-            std::vector<uint32_t> pairs = {0, d / 2 - 1, pair_dist(rng),
-                                           pair_dist(rng)};
-            CheckRowPairs(ref, spec, first + r,
-                          rows.data() + r * spec.row_bytes(), pairs, stats);
+        for (DType dtype : kDTypes) {
+          const TableSpec spec =
+              MakeSpec(d, base, dtype, layout, Frequency::kT2T);
+          ReferenceFamily ref(spec);
+          const EncodingPlan plan(spec);
+          // float64 takes the range path from 256 rows on.
+          const uint32_t count = dtype == DType::kFloat64 ? 300 : 130;
+          for (uint32_t first : {0u, 9999937u, kMaxPos + 1 - count}) {
+            std::vector<std::byte> rows(size_t{count} * spec.row_bytes());
+            ComputeRows(plan, first, count, rows.data());
+            std::uniform_int_distribution<uint32_t> pair_dist(0, d / 2 - 1);
+            for (uint32_t r = 0; r < count; ++r) {
+              std::vector<uint32_t> pairs = {0, d / 2 - 1, pair_dist(rng),
+                                             pair_dist(rng)};
+              CheckRowPairs(ref, spec, first + r,
+                            rows.data() + r * spec.row_bytes(), pairs, stats);
+            }
           }
         }
       }
