@@ -68,9 +68,11 @@ EncodingPlan::EncodingPlan(const TableSpec& spec)
   const size_t padded = RoundUpToKernelLanes(fast_columns_);
   w0_.assign(padded, 1.0);
   w1_.assign(padded, 0.0);
+  w2_.assign(padded, 0.0);
   for (uint32_t i = 0; i < fast_columns_; ++i) {
     w0_[i] = freq_[i].w0;
     w1_[i] = freq_[i].w1;
+    w2_[i] = freq_[i].w2;
   }
 }
 
@@ -223,14 +225,9 @@ const EncodingPlan::AngleTable& EncodingPlan::GetAngleTable() const {
       // columns of row p0 + j then take the per-value path).
       std::vector<double> sin_lo(sin_j.size(), 0.0), cos_lo(sin_j.size(), 0.0);
       for (uint32_t j = 1; j < k; ++j) {
-        for (uint32_t i = 0; i < fast_columns_; ++i) {
-          const size_t at = size_t{j} * padded + i;
-          const DoubleDoubleSinCos v = DoubleDoubleSinCosOf(j, freq_[i]);
-          sin_j[at] = v.risky ? std::nan("") : v.sin.hi;
-          sin_lo[at] = v.sin.lo;
-          cos_j[at] = v.risky ? std::nan("") : v.cos.hi;
-          cos_lo[at] = v.cos.lo;
-        }
+        const size_t row = size_t{j} * padded;
+        DdSinCosColumns(j, &sin_j[row], &sin_lo[row], &cos_j[row],
+                        &cos_lo[row]);
       }
       t.sin_j_lo = std::move(sin_lo);
       t.cos_j_lo = std::move(cos_lo);
@@ -264,6 +261,22 @@ uint32_t EncodingPlan::AngleAdditionStep() const {
   return GetAngleTable().step;
 }
 
+void EncodingPlan::DdSinCosColumns(uint32_t pos, double* s_hi, double* s_lo,
+                                   double* c_hi, double* c_lo) const {
+  if (DdSinCosColumnsSimd(w0_.data(), w1_.data(), w2_.data(), fast_columns_,
+                          pos, s_hi, s_lo, c_hi, c_lo)) {
+    return;
+  }
+  for (uint32_t i = 0; i < fast_columns_; ++i) {
+    const DoubleDoubleSinCos v =
+        DoubleDoubleSinCosOf(static_cast<double>(pos), freq_[i]);
+    s_hi[i] = v.risky ? std::nan("") : v.sin.hi;
+    s_lo[i] = v.sin.lo;
+    c_hi[i] = v.risky ? std::nan("") : v.cos.hi;
+    c_lo[i] = v.cos.lo;
+  }
+}
+
 uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
                                           std::byte* out) const {
   const AngleTable& t = GetAngleTable();
@@ -285,13 +298,8 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
   while (p < end) {
     const uint32_t p0 = p - p % k;
     // Anchor row: double-double sin/cos(p0 f_i), NaN where risky.
-    for (uint32_t i = 0; i < fast_columns_ && p0 != 0; ++i) {
-      const DoubleDoubleSinCos v =
-          DoubleDoubleSinCosOf(static_cast<double>(p0), freq_[i]);
-      s0h[i] = v.risky ? std::nan("") : v.sin.hi;
-      s0l[i] = v.sin.lo;
-      c0h[i] = v.risky ? std::nan("") : v.cos.hi;
-      c0l[i] = v.cos.lo;
+    if (p0 != 0) {
+      DdSinCosColumns(p0, s0h.data(), s0l.data(), c0h.data(), c0l.data());
     }
     const uint32_t block_end = std::min<uint64_t>(end, uint64_t{p0} + k);
     for (; p < block_end; ++p) {

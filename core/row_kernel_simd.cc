@@ -2,6 +2,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/row_kernel_simd.cc"
 #include <cstring>
+#include <limits>
 
 #include "hwy/cache_control.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -452,6 +453,116 @@ HWY_INLINE void DdSumV(V ah, V al, V bh, V bl, V& sh, V& t) {
   t = hn::Add(hn::Add(sl, al), bl);
 }
 
+// Normalised double-double operations, operation for operation those of
+// core/double_double.h (DdAdd = AccurateDWPlusDW, DdMul = DWTimesDW3).
+template <class V>
+HWY_INLINE void FastTwoSumV(V a, V b, V& s, V& e) {
+  s = hn::Add(a, b);
+  e = hn::Sub(b, hn::Sub(s, a));
+}
+template <class V>
+HWY_INLINE void DdAddNV(V xh, V xl, V yh, V yl, V& rh, V& rl) {
+  V sh, sl, th, tl, vh, vl;
+  TwoSumV(xh, yh, sh, sl);
+  TwoSumV(xl, yl, th, tl);
+  FastTwoSumV(sh, hn::Add(sl, th), vh, vl);
+  FastTwoSumV(vh, hn::Add(tl, vl), rh, rl);
+}
+template <class V>
+HWY_INLINE void DdMulNV(V xh, V xl, V yh, V yl, V& rh, V& rl) {
+  const V ch = hn::Mul(xh, yh);
+  const V cl = hn::MulSub(xh, yh, ch);
+  const V tl0 = hn::Mul(xl, yl);
+  const V tl1 = hn::MulAdd(xh, yl, tl0);
+  const V cl2 = hn::MulAdd(xl, yh, tl1);
+  FastTwoSumV(ch, hn::Add(cl, cl2), rh, rl);
+}
+
+// HornerDd of core/sincos_double_double.cc on vectors.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void HornerDdV(D d, const DoubleDouble* c, V zh, V zl, V& ah,
+                          V& al) {
+  V tail = hn::Set(d, c[13].hi);
+  for (int k = 12; k >= 9; --k)
+    tail = hn::MulAdd(tail, zh, hn::Set(d, c[k].hi));
+  ah = tail;
+  al = hn::Zero(d);
+  for (int k = 8; k >= 1; --k) {
+    V mh, ml;
+    DdMulNV(ah, al, zh, zl, mh, ml);
+    DdAddNV(mh, ml, hn::Set(d, c[k].hi), hn::Set(d, c[k].lo), ah, al);
+  }
+}
+
+// DoubleDoubleSinCosOf (core/sincos_double_double.cc) for columns
+// [0, columns) at one position, operation for operation (same bits);
+// risky results are stored with NaN high words.
+bool DdSinCosColumnsSimdImpl(const double* w0, const double* w1,
+                             const double* w2, uint32_t columns, uint32_t pos,
+                             double* s_hi, double* s_lo, double* c_hi,
+                             double* c_lo) {
+  const hn::ScalableTag<double> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  using V = hn::Vec<decltype(d)>;
+  const DoubleDoubleTaylor& tt = DoubleDoubleTaylorTables();
+  const size_t n = hn::Lanes(d);
+  const V p = hn::Set(d, static_cast<double>(pos));
+  const V nan = hn::Set(d, std::numeric_limits<double>::quiet_NaN());
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const V f0 = hn::LoadU(d, w0 + i), f1 = hn::LoadU(d, w1 + i);
+    const V f2 = hn::LoadU(d, w2 + i);
+    const V x0 = hn::Mul(p, f0), e0 = hn::MulSub(p, f0, x0);
+    const V x1 = hn::Mul(p, f1), e1 = hn::MulSub(p, f1, x1);
+    const V x2 = hn::Mul(p, f2);
+    const V q = hn::Round(hn::Mul(x0, hn::Set(d, kTwoOverPi)));
+    const V t1 = hn::NegMulAdd(q, hn::Set(d, kPio2W1), x0);
+    const V a2 = hn::Mul(q, hn::Set(d, kPio2W2));
+    const V b2 = hn::MulSub(q, hn::Set(d, kPio2W2), a2);
+    const V a3 = hn::Mul(q, hn::Set(d, kPio2W3));
+    const V b3 = hn::MulSub(q, hn::Set(d, kPio2W3), a3);
+    V m1, m1e, m2, m2e;
+    TwoSumV(e0, x1, m1, m1e);
+    TwoSumV(m1, hn::Neg(a2), m2, m2e);
+    const V small = hn::Sub(
+        hn::Add(hn::Add(m1e, m2e), hn::Add(e1, x2)),
+        hn::Add(hn::Add(b2, a3), hn::Add(b3, hn::Mul(q, hn::Set(d, kPio2W4)))));
+    V rh, rl;
+    TwoSumV(t1, m2, rh, rl);
+    FastTwoSumV(rh, hn::Add(rl, small), rh, rl);
+    const auto risky = hn::And(hn::Ne(q, hn::Zero(d)),
+                               hn::Lt(hn::Abs(rh), hn::Set(d, 0x1p-28)));
+    V zh, zl;
+    DdMulNV(rh, rl, rh, rl, zh, zl);
+    V psh, psl, pch, pcl, th, tl, uh, ul;
+    HornerDdV(d, tt.sin_c, zh, zl, psh, psl);
+    DdMulNV(zh, zl, psh, psl, th, tl);
+    DdMulNV(rh, rl, th, tl, uh, ul);
+    V sh, sl, ch, cl;
+    DdAddNV(rh, rl, uh, ul, sh, sl);
+    HornerDdV(d, tt.cos_c, zh, zl, pch, pcl);
+    DdMulNV(zh, zl, pch, pcl, th, tl);
+    DdAddNV(hn::Set(d, 1.0), hn::Zero(d), th, tl, ch, cl);
+    // Quadrant (q < 2^51): low mantissa bits of q + 1.5 * 2^52.
+    const auto qbits = hn::BitCast(du, hn::Add(q, hn::Set(d, 0x1.8p52)));
+    const auto one = hn::Set(du, 1), two = hn::Set(du, 2);
+    const auto odd =
+        hn::RebindMask(d, hn::Ne(hn::And(qbits, one), hn::Zero(du)));
+    const V sin_sign = hn::BitCast(d, hn::ShiftLeft<62>(hn::And(qbits, two)));
+    const V cos_sign =
+        hn::BitCast(d, hn::ShiftLeft<62>(hn::And(hn::Add(qbits, one), two)));
+    // Negation flips both words (as the scalar {-hi, -lo}).
+    const V ysh = hn::Xor(hn::IfThenElse(odd, ch, sh), sin_sign);
+    const V ysl = hn::Xor(hn::IfThenElse(odd, cl, sl), sin_sign);
+    const V ych = hn::Xor(hn::IfThenElse(odd, sh, ch), cos_sign);
+    const V ycl = hn::Xor(hn::IfThenElse(odd, sl, cl), cos_sign);
+    hn::StoreU(hn::IfThenElse(risky, nan, ysh), d, s_hi + i);
+    hn::StoreU(ysl, d, s_lo + i);
+    hn::StoreU(hn::IfThenElse(risky, nan, ych), d, c_hi + i);
+    hn::StoreU(ycl, d, c_lo + i);
+  }
+  return true;
+}
+
 // Float64 row from its anchor by double-double angle addition
 // (core/angle_addition.h, kDdAngleAddCheckSlack): anchor and table values
 // are double-doubles (hi, lo arrays); NaN in a hi word marks a value that
@@ -578,6 +689,11 @@ bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
                                   double*, SlowColumnFn, void*) {
   return false;
 }
+bool DdSinCosColumnsSimdImpl(const double*, const double*, const double*,
+                             uint32_t, uint32_t, double*, double*, double*,
+                             double*) {
+  return false;
+}
 void FlushStreamImpl() {}
 const char* TargetNameImpl() { return "scalar"; }
 
@@ -597,6 +713,7 @@ HWY_EXPORT(Float32RowFromAnchorSimdImpl);
 HWY_EXPORT(FlushStreamImpl);
 HWY_EXPORT(Half16RowFromAnchorSimdImpl);
 HWY_EXPORT(Float64RowFromAnchorSimdImpl);
+HWY_EXPORT(DdSinCosColumnsSimdImpl);
 HWY_EXPORT(TargetNameImpl);
 
 bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
@@ -622,6 +739,13 @@ bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
                               SlowColumnFn slow, void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Float64RowFromAnchorSimdImpl)(
       a, columns, half, layout, row, slow, ctx);
+}
+
+bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,
+                         uint32_t columns, uint32_t pos, double* s_hi,
+                         double* s_lo, double* c_hi, double* c_lo) {
+  return HWY_DYNAMIC_DISPATCH(DdSinCosColumnsSimdImpl)(w0, w1, w2, columns, pos,
+                                                       s_hi, s_lo, c_hi, c_lo);
 }
 
 void FlushStreamingStores() { HWY_DYNAMIC_DISPATCH(FlushStreamImpl)(); }

@@ -87,6 +87,14 @@ bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
                               uint32_t half, Layout layout, double* row,
                               SlowColumnFn slow, void* ctx);
 
+// DoubleDoubleSinCosOf(pos, {w0[i], w1[i], w2[i]}) for columns
+// [0, columns), operation for operation (the same bits), as double-double
+// hi/lo arrays; risky results get a NaN hi word. Writes
+// RoundUpToKernelLanes(columns) entries. False if no SIMD target with FMA.
+bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,
+                         uint32_t columns, uint32_t pos, double* s_hi,
+                         double* s_lo, double* c_hi, double* c_lo);
+
 // Orders earlier non-temporal stores of this thread before later stores
 // (sfence on x86).
 void FlushStreamingStores();

@@ -225,6 +225,95 @@ TEST(AngleAddition, Half16KernelRounding_EqualsScalarIntervalTest) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+// The SIMD double-double sin/cos (anchors and table of the float64 range
+// path) repeats DoubleDoubleSinCosOf operation for operation: same bits,
+// same risky flags (NaN hi words), for random positions up to 2^24 and
+// frequencies of several families, including positions where the reduced
+// argument is tiny (risky).
+TEST(AngleAddition, DdSinCosSimd_SameBitsAsScalar) {
+  std::mt19937_64 rng(23);
+  uint64_t checked = 0, risky = 0, mismatches = 0;
+  for (double base : {1e4, 2.0, 1.0000001, 731.25}) {
+    const TableSpec spec = MakeSpec(70, base, DType::kFloat64,
+                                    Layout::kInterleaved, Frequency::kT2T);
+    const std::vector<FrequencyWords> f = ExactFrequencies(spec);
+    const size_t padded = RoundUpToKernelLanes(f.size());
+    std::vector<double> w0(padded, 1.0), w1(padded, 0.0), w2(padded, 0.0);
+    for (size_t i = 0; i < f.size(); ++i) {
+      w0[i] = f[i].w0;
+      w1[i] = f[i].w1;
+      w2[i] = f[i].w2;
+    }
+    std::vector<uint32_t> positions = {0, 1, 2, 3, 1u << 24, 355, 710, 103993};
+    for (int k = 0; k < 3000; ++k) positions.push_back(rng() % (kMaxPos + 1));
+    std::vector<double> sh(padded), sl(padded), ch(padded), cl(padded);
+    for (uint32_t pos : positions) {
+      if (!DdSinCosColumnsSimd(w0.data(), w1.data(), w2.data(),
+                               static_cast<uint32_t>(f.size()), pos, sh.data(),
+                               sl.data(), ch.data(), cl.data())) {
+        GTEST_SKIP() << "no SIMD target with FMA";
+      }
+      for (size_t i = 0; i < f.size(); ++i) {
+        const DoubleDoubleSinCos v = DoubleDoubleSinCosOf(pos, f[i]);
+        checked += 2;
+        risky += v.risky;
+        bool ok;
+        if (v.risky) {
+          ok = std::isnan(sh[i]) && std::isnan(ch[i]);
+        } else {
+          ok = std::memcmp(&sh[i], &v.sin.hi, 8) == 0 &&
+               std::memcmp(&sl[i], &v.sin.lo, 8) == 0 &&
+               std::memcmp(&ch[i], &v.cos.hi, 8) == 0 &&
+               std::memcmp(&cl[i], &v.cos.lo, 8) == 0;
+        }
+        if (!ok && ++mismatches <= 10) {
+          ADD_FAILURE() << "base " << base << " pos " << pos << " i " << i
+                        << " simd " << sh[i] << "+" << sl[i] << " scalar "
+                        << v.sin.hi << "+" << v.sin.lo << " risky " << v.risky;
+        }
+      }
+    }
+  }
+  // Frequencies making pos * f within ~2^-40 of q * pi/2: risky.
+  for (int k = 0; k < 200; ++k) {
+    const uint32_t pos = 1 + static_cast<uint32_t>(rng() % kMaxPos);
+    const size_t cols = 16;
+    std::vector<double> w0(cols), w1(cols, 0.0), w2(cols, 0.0);
+    for (size_t i = 0; i < cols; ++i) {
+      const double q = 1.0 + static_cast<double>(rng() % 1000);
+      w0[i] = std::min(1.0, q * kPio2W1 / pos);
+      if (i % 2) w1[i] = std::ldexp(1.0, -80);  // not quite on the spot
+    }
+    std::vector<double> sh(cols), sl(cols), ch(cols), cl(cols);
+    ASSERT_TRUE(DdSinCosColumnsSimd(w0.data(), w1.data(), w2.data(), cols, pos,
+                                    sh.data(), sl.data(), ch.data(),
+                                    cl.data()));
+    for (size_t i = 0; i < cols; ++i) {
+      const DoubleDoubleSinCos v =
+          DoubleDoubleSinCosOf(pos, FrequencyWords{w0[i], w1[i], w2[i]});
+      checked += 2;
+      risky += v.risky;
+      const bool ok = v.risky ? std::isnan(sh[i]) && std::isnan(ch[i])
+                              : std::memcmp(&sh[i], &v.sin.hi, 8) == 0 &&
+                                    std::memcmp(&sl[i], &v.sin.lo, 8) == 0 &&
+                                    std::memcmp(&ch[i], &v.cos.hi, 8) == 0 &&
+                                    std::memcmp(&cl[i], &v.cos.lo, 8) == 0;
+      if (!ok && ++mismatches <= 10) {
+        ADD_FAILURE() << "pos " << pos << " w0 " << w0[i] << " risky "
+                      << v.risky << " simd " << sh[i];
+      }
+    }
+  }
+  EXPECT_GT(risky, 0u);
+  std::printf(
+      "[numerics] SIMD double-double sin/cos: %llu values equal to the "
+      "scalar path, %llu risky pairs, %llu mismatched\n",
+      static_cast<unsigned long long>(checked),
+      static_cast<unsigned long long>(risky),
+      static_cast<unsigned long long>(mismatches));
+  EXPECT_EQ(mismatches, 0u);
+}
+
 // The float64 kernel's interval test: with s0 = (y1, l1), c0 = (y2, l2),
 // sj = 0, cj = 1 the kernel's double-double results are exactly y + l.
 // A column is written only if RN(y + fl(l - E)) and RN(y + fl(l + E)) agree
