@@ -279,13 +279,16 @@ struct Half16Format {
 };
 
 // Interval rounding test into a 16-bit format: for each lane, whether every
-// real in [lo, hi] rounds (RNE, subnormals included) to one float16 /
-// bfloat16 value, and its encoding (low 16 bits of `bits`; meaningful only
-// where decided). |lo|, |hi| <= 2, finite, lo <= hi.
+// real in [y - e, y + e] (ends rounded as fl(y -+ e)) rounds (RNE,
+// subnormals included) to one float16 / bfloat16 value, and its encoding
+// (low 16 bits of `bits`; meaningful only where decided). |y| <= 2 finite,
+// e >= 0.
 //
-// With a <= b the magnitudes at the interval's ends (same sign required;
-// otherwise the roundings differ at least in the sign of zero, as in
-// RoundDoubleToBits), 2^q is the format's quantum in the binade of a (the
+// a = fl(|y| - e) and b = fl(|y| + e) are the magnitudes of fl(y - e) and
+// fl(y + e) (RN is symmetric) when both have y's sign; a <= 0 means they do
+// not (or one is zero): undecided, as RoundDoubleToBits' ends would differ
+// at least in the sign of zero (a = 0 exactly is also sent to the slow path,
+// conservatively). 2^q is the format's quantum in the binade of a (the
 // subnormal quantum below the normal range), the finest quantum in [a, b].
 // round_q(x) = fl(x + M) - M, M = 1.5 * 2^(q + 52), rounds x >= 0 to a
 // multiple of 2^q with ties to even (one IEEE addition: x + M lies in
@@ -301,15 +304,14 @@ struct Half16Format {
 // quantum exponent; this also holds for K = 2^p (r = 2^k of the next binade).
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE void RoundHalf16Interval(
-    D d, V lo, V hi, Half16Format f, hn::Vec<hn::RebindToUnsigned<D>>& bits,
+    D d, V y, V e, Half16Format f, hn::Vec<hn::RebindToUnsigned<D>>& bits,
     hn::Mask<hn::RebindToUnsigned<D>>& undecided) {
   const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  const auto lo_bits = hn::BitCast(du, lo);
-  const V a = hn::Abs(lo), b = hn::Abs(hi);
-  const V m = hn::Min(a, b);
-  // Biased exponent of the binade of m, clamped to the smallest normal one.
-  const auto qe = hn::Max(hn::ShiftRight<52>(hn::BitCast(du, m)),
+  const V ay = hn::Abs(y);
+  const V a = hn::Sub(ay, e), b = hn::Add(ay, e);
+  // Biased exponent of the binade of a, clamped to the smallest normal one
+  // (a <= 0 gives garbage here, but such lanes are undecided).
+  const auto qe = hn::Max(hn::ShiftRight<52>(hn::BitCast(du, a)),
                           hn::Set(du, 1023 + f.min_exponent));
   // M = 1.5 * 2^(q + 52), q = qe - 1023 - (p - 1).
   const V big = hn::BitCast(
@@ -317,16 +319,15 @@ HWY_INLINE void RoundHalf16Interval(
                 hn::Set(du, uint64_t{1} << 51)));
   const auto ra = hn::BitCast(du, hn::Add(a, big));
   const auto rb = hn::BitCast(du, hn::Add(b, big));
-  const auto sign_differs = hn::RebindMask(
-      du, hn::Lt(hn::BitCast(di, hn::Xor(lo_bits, hn::BitCast(du, hi))),
-                 hn::Zero(di)));
-  undecided = hn::Or(hn::Ne(ra, rb), sign_differs);
+  undecided =
+      hn::Or(hn::Ne(ra, rb), hn::RebindMask(du, hn::Le(a, hn::Zero(d))));
   // K = mantissa field of a + M minus 2^51.
   const auto k = hn::Sub(hn::And(ra, hn::Set(du, (uint64_t{1} << 52) - 1)),
                          hn::Set(du, uint64_t{1} << 51));
   const auto exp_field = hn::ShiftLeftSame(
       hn::Sub(qe, hn::Set(du, 1023 + f.min_exponent)), f.precision - 1);
-  const auto sign = hn::And(hn::ShiftRight<48>(lo_bits), hn::Set(du, 0x8000));
+  const auto sign =
+      hn::And(hn::ShiftRight<48>(hn::BitCast(du, y)), hn::Set(du, 0x8000));
   bits = hn::Or(hn::Add(exp_field, k), sign);
 }
 
@@ -366,10 +367,8 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
     }
     hn::Vec<decltype(du)> sb, cb;
     hn::Mask<decltype(du)> s_undecided, c_undecided;
-    RoundHalf16Interval(d, hn::Sub(ys, es), hn::Add(ys, es), f, sb,
-                        s_undecided);
-    RoundHalf16Interval(d, hn::Sub(yc, ec), hn::Add(yc, ec), f, cb,
-                        c_undecided);
+    RoundHalf16Interval(d, ys, es, f, sb, s_undecided);
+    RoundHalf16Interval(d, yc, ec, f, cb, c_undecided);
     const auto undecided = hn::Or(s_undecided, c_undecided);
     const size_t valid = HWY_MIN(n, size_t{columns - i});
     if (layout == Layout::kInterleaved) {
