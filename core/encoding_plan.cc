@@ -284,6 +284,7 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
   if (t.step == 0) return p;
   const uint32_t k = t.step, end = first + count;
   const size_t row_bytes = spec_.row_bytes(), padded = t.padded;
+  const bool stream = uint64_t{count} * row_bytes >= kStreamMinBytes;
   std::vector<double> s0h(padded, 0.0), s0l(padded, 0.0), c0h(padded, 1.0),
       c0l(padded, 0.0);
   struct Ctx {
@@ -318,7 +319,7 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
       }
       if (p == 0 || !Float64RowFromAnchorSimd(
                         a, fast_columns_, half_, spec_.layout,
-                        reinterpret_cast<double*>(row), slow, &ctx)) {
+                        reinterpret_cast<double*>(row), stream, slow, &ctx)) {
         ComputeRow(p, row);
         continue;
       }
@@ -327,6 +328,7 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
       }
     }
   }
+  if (stream) FlushStreamingStores();
   return p;
 }
 

@@ -566,7 +566,7 @@ bool DdSinCosColumnsSimdImpl(const double* w0, const double* w1,
 // (core/angle_addition.h, kDdAngleAddCheckSlack): anchor and table values
 // are double-doubles (hi, lo arrays); NaN in a hi word marks a value that
 // is not available (risky): its lanes are undecided.
-template <bool kAnchorRow>
+template <bool kAnchorRow, bool kStream>
 HWY_INLINE void Float64RowFromAnchorT(const DdArrays& a, uint32_t columns,
                                       uint32_t half, Layout layout, double* row,
                                       SlowColumnFn slow, void* ctx) {
@@ -617,6 +617,21 @@ HWY_INLINE void Float64RowFromAnchorT(const DdArrays& a, uint32_t columns,
     const auto undecided = hn::Or(
         hn::Not(hn::And(hn::Eq(s_lo, s_hi), hn::Eq(c_lo, c_hi))), sign_differs);
     const size_t valid = HWY_MIN(n, size_t{columns - i});
+    if (kStream && HWY_LIKELY(valid == n && hn::AllFalse(d, undecided))) {
+      // Non-temporal full-vector stores (aligned by the caller's check);
+      // vectors with an undecided lane use ordinary stores, as `slow`
+      // overwrites them.
+      if (layout == Layout::kInterleaved) {
+        HWY_ALIGN double buf[2 * hn::MaxLanes(d)];
+        hn::StoreInterleaved2(s_lo, c_lo, d, buf);
+        hn::Stream(hn::Load(d, buf), d, row + 2 * size_t{i});
+        hn::Stream(hn::Load(d, buf + n), d, row + 2 * size_t{i} + n);
+      } else {
+        hn::Stream(s_lo, d, sin_base + i);
+        hn::Stream(c_lo, d, cos_base + i);
+      }
+      continue;
+    }
     if (HWY_LIKELY(valid == n)) {
       if (layout == Layout::kInterleaved) {
         hn::StoreInterleaved2(s_lo, c_lo, d, row + 2 * size_t{i});
@@ -651,11 +666,25 @@ HWY_INLINE void Float64RowFromAnchorT(const DdArrays& a, uint32_t columns,
 
 bool Float64RowFromAnchorSimdImpl(const DdArrays& a, uint32_t columns,
                                   uint32_t half, Layout layout, double* row,
-                                  SlowColumnFn slow, void* ctx) {
-  if (a.sj_hi == nullptr) {
-    Float64RowFromAnchorT<true>(a, columns, half, layout, row, slow, ctx);
+                                  bool stream, SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  // Streaming needs every full-vector store aligned to its size.
+  const size_t align = hn::Lanes(d) * sizeof(double);
+  const size_t off = layout == Layout::kInterleaved ? 0 : size_t{half};
+  stream = stream && reinterpret_cast<uintptr_t>(row) % align == 0 &&
+           (off * sizeof(double)) % align == 0;
+  const bool anchor = a.sj_hi == nullptr;
+  if (stream && anchor) {
+    Float64RowFromAnchorT<true, true>(a, columns, half, layout, row, slow, ctx);
+  } else if (stream) {
+    Float64RowFromAnchorT<false, true>(a, columns, half, layout, row, slow,
+                                       ctx);
+  } else if (anchor) {
+    Float64RowFromAnchorT<true, false>(a, columns, half, layout, row, slow,
+                                       ctx);
   } else {
-    Float64RowFromAnchorT<false>(a, columns, half, layout, row, slow, ctx);
+    Float64RowFromAnchorT<false, false>(a, columns, half, layout, row, slow,
+                                        ctx);
   }
   return true;
 }
@@ -685,7 +714,7 @@ bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
   return false;
 }
 bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
-                                  double*, SlowColumnFn, void*) {
+                                  double*, bool, SlowColumnFn, void*) {
   return false;
 }
 bool DdSinCosColumnsSimdImpl(const double*, const double*, const double*,
@@ -735,9 +764,9 @@ bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
 
 bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
                               uint32_t half, Layout layout, double* row,
-                              SlowColumnFn slow, void* ctx) {
+                              bool stream, SlowColumnFn slow, void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Float64RowFromAnchorSimdImpl)(
-      a, columns, half, layout, row, slow, ctx);
+      a, columns, half, layout, row, stream, slow, ctx);
 }
 
 bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,

@@ -82,10 +82,12 @@ struct DdArrays {
 // s0*cj + c0*sj and c0*cj - s0*sj where the interval test with absolute
 // slack kDdAngleAddCheckSlack decides it (anchor row: relative slack
 // kDoubleDoubleCheckSlack), calls `slow` for every other column (after
-// storing). Ordinary stores. False if no SIMD target with FMA.
+// storing). `stream`: non-temporal stores where aligned, as for float32
+// (call FlushStreamingStores before publishing the output). False if no
+// SIMD target with FMA.
 bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
                               uint32_t half, Layout layout, double* row,
-                              SlowColumnFn slow, void* ctx);
+                              bool stream, SlowColumnFn slow, void* ctx);
 
 // DoubleDoubleSinCosOf(pos, {w0[i], w1[i], w2[i]}) for columns
 // [0, columns), operation for operation (the same bits), as double-double

@@ -383,8 +383,8 @@ TEST(AngleAddition, Float64KernelIntervalTest_EqualsScalar) {
         auto slow = [](void* c, uint32_t column) {
           static_cast<std::vector<bool>*>(c)->at(column) = true;
         };
-        if (!Float64RowFromAnchorSimd(a, kCols, kCols, layout, row.data(), slow,
-                                      &slow_cols)) {
+        if (!Float64RowFromAnchorSimd(a, kCols, kCols, layout, row.data(),
+                                      round % 2 == 0, slow, &slow_cols)) {
           GTEST_SKIP() << "no SIMD target with FMA";
         }
         EXPECT_EQ(row[2 * kCols], 12345.0);
@@ -482,13 +482,19 @@ TEST(AngleAddition, RangesEqualPerRowPath_EveryDtypeLayoutBase) {
 // buffers, every layout, the top of the position range.
 TEST(AngleAddition, StreamedLargeRanges_EqualPerRowPath) {
   CheckStats stats;
-  for (Layout layout : kLayouts) {
-    for (size_t misalign : {size_t{0}, size_t{4}, size_t{32}}) {
-      const EncodingPlan plan(
-          MakeSpec(512, 1e4, DType::kFloat32, layout, Frequency::kPaper));
-      const uint32_t count = 2100;  // 4.1 MiB
-      stats.values += CompareRangeWithPerRow(plan, kMaxPos + 1 - count, count,
-                                             misalign, &stats.mismatches);
+  for (DType dtype : kDTypes) {
+    for (Layout layout : kLayouts) {
+      // Misaligned by one element (breaks the streaming alignment) and by
+      // 32 bytes (half an AVX-512 vector).
+      for (size_t misalign : {size_t{0}, DTypeSize(dtype), size_t{32}}) {
+        const EncodingPlan plan(
+            MakeSpec(512, 1e4, dtype, layout, Frequency::kPaper));
+        // 4.1 MiB of float32, 8.2 of float64 (both streamed), 2.1 of
+        // float16/bfloat16.
+        const uint32_t count = 2100;
+        stats.values += CompareRangeWithPerRow(plan, kMaxPos + 1 - count, count,
+                                               misalign, &stats.mismatches);
+      }
     }
   }
   ReportComparedNotMpfr(stats, "the per-row path");
