@@ -189,6 +189,32 @@ void BM_ExactDtype(benchmark::State& state) {
   std::free(p);
 }
 
+// Every dtype (interleaved, paper) with Highway's dispatch limited to AVX2,
+// against BM_ExactDtype of the same dtype (what AVX-512 gains per dtype).
+void BM_ExactDtypeAvx2Only(benchmark::State& state) {
+  if ((hwy::SupportedTargets() & HWY_AVX2) == 0) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  TableSpec spec = BenchSpec();
+  spec.dtype = static_cast<DType>(state.range(0));
+  const size_t bytes = spec.table_bytes();
+  std::byte* p = static_cast<std::byte*>(std::aligned_alloc(64, bytes));
+  std::memset(p, 1, bytes);
+  const EncodingPlan plan(spec);
+  hwy::SetSupportedTargetsForTest(HWY_AVX2);
+  ComputeRows(plan, 0, kMaxLen, p);
+  for (auto _ : state) {
+    ComputeRows(plan, 0, kMaxLen, p);
+    benchmark::DoNotOptimize(p);
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(SimdKernelTargetName());
+  hwy::SetSupportedTargetsForTest(0);
+  Record(state, bytes);
+  std::free(p);
+}
+
 // Float32 plan-once with Highway's dispatch limited to AVX2 (what the
 // AVX-512 target gains on this CPU). Skipped without AVX-512.
 void BM_ExactSingleThreadPlanOnceAvx2Only(benchmark::State& state) {
@@ -235,6 +261,11 @@ BENCHMARK(BM_LibmDoublePowPerElement)
     ->UseRealTime();
 BENCHMARK(BM_Memset)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ExactSingleThreadPlanOnceAvx2Only)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_ExactDtypeAvx2Only)
+    ->ArgNames({"dtype"})
+    ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_ExactDtype)
@@ -364,6 +395,16 @@ void PrintRatios() {
         std::printf(" %10.1f", dtype_run(dt, layout, freq).median * 1e-6);
       }
       std::printf("\n");
+    }
+  }
+  if (std::string(SimdBestTargetName()) != "AVX2") {
+    for (int dt = 0; dt < 4; ++dt) {
+      char what[128], name[64];
+      std::snprintf(what, sizeof(what),
+                    "%s interleaved paper: %s / AVX2 only values/s",
+                    kDtypeNames[dt], SimdBestTargetName());
+      std::snprintf(name, sizeof(name), "BM_ExactDtypeAvx2Only/dtype:%d", dt);
+      PrintRatio(what, dtype_run(dt, 0, 0), Get(name), 1, true);
     }
   }
   for (int dt = 1; dt < 4; ++dt) {
