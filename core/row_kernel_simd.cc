@@ -643,13 +643,14 @@ HWY_INLINE void Float64RowFromAnchorT(const DdArrays& a, uint32_t columns,
       double st[hn::MaxLanes(d)], ct[hn::MaxLanes(d)];
       hn::StoreU(s_lo, d, st);
       hn::StoreU(c_lo, d, ct);
+      // memcpy: the caller's row may be only byte-aligned.
       for (size_t k = 0; k < valid; ++k) {
         if (layout == Layout::kInterleaved) {
-          row[2 * (size_t{i} + k)] = st[k];
-          row[2 * (size_t{i} + k) + 1] = ct[k];
+          std::memcpy(row + 2 * (size_t{i} + k), &st[k], sizeof(double));
+          std::memcpy(row + 2 * (size_t{i} + k) + 1, &ct[k], sizeof(double));
         } else {
-          sin_base[i + k] = st[k];
-          cos_base[i + k] = ct[k];
+          std::memcpy(sin_base + i + k, &st[k], sizeof(double));
+          std::memcpy(cos_base + i + k, &ct[k], sizeof(double));
         }
       }
     }
