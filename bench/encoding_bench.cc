@@ -57,10 +57,13 @@ struct Buffer {
   std::byte* p;
 };
 
-// Values per second of every repetition, by benchmark name.
-std::map<std::string, std::vector<double>>& Results() {
-  static std::map<std::string, std::vector<double>> results;
-  return results;
+// Values per second of every repetition, by benchmark name: by wall-clock
+// time ([0]) and by the benchmark thread's CPU time ([1]; less affected by
+// preemption on a shared machine, still affected by cache and memory
+// contention).
+std::map<std::string, std::vector<double>>& Results(int clock = 0) {
+  static std::map<std::string, std::vector<double>> results[2];
+  return results[clock];
 }
 
 void Record(benchmark::State& state, size_t bytes = kBytes,
@@ -282,7 +285,12 @@ class RatioReporter : public benchmark::ConsoleReporter {
       if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
       const auto it = run.counters.find("Mval/s");
       if (it != run.counters.end()) {
-        Results()[run.benchmark_name()].push_back(it->second.value * 1e6);
+        const double wall = it->second.value * 1e6;
+        Results(0)[run.benchmark_name()].push_back(wall);
+        if (run.cpu_accumulated_time > 0) {
+          Results(1)[run.benchmark_name()].push_back(
+              wall * run.real_accumulated_time / run.cpu_accumulated_time);
+        }
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -296,9 +304,9 @@ struct Measure {
   double spread = 0;
 };
 
-Measure Get(const std::string& name) {
-  auto it = Results().find(name + "/real_time");
-  if (it == Results().end() || it->second.empty()) return {};
+Measure Get(const std::string& name, int clock = 0) {
+  auto it = Results(clock).find(name + "/real_time");
+  if (it == Results(clock).end() || it->second.empty()) return {};
   std::vector<double> v = it->second;
   std::sort(v.begin(), v.end());
   const double med = v.size() % 2 ? v[v.size() / 2]
@@ -378,44 +386,53 @@ void PrintRatios() {
   static const char* const kLayoutNames[] = {"interleaved", "concat_sin_cos",
                                              "concat_cos_sin"};
   static const char* const kFreqNames[] = {"paper", "t2t"};
-  auto dtype_run = [](int dt, int layout, int freq) {
-    char name[96];
-    std::snprintf(name, sizeof(name),
-                  "BM_ExactDtype/dtype:%d/layout:%d/freq:%d", dt, layout, freq);
-    return Get(name);
-  };
-  std::printf("\nOne thread, plan once, d=%u max_len=%u, Mvalues/s:\n", kD,
-              kMaxLen);
-  std::printf("%-15s %-6s %10s %10s %10s %10s\n", "layout", "freq",
-              kDtypeNames[0], kDtypeNames[1], kDtypeNames[2], kDtypeNames[3]);
-  for (int layout = 0; layout < 3; ++layout) {
-    for (int freq = 0; freq < 2; ++freq) {
-      std::printf("%-15s %-6s", kLayoutNames[layout], kFreqNames[freq]);
-      for (int dt = 0; dt < 4; ++dt) {
-        std::printf(" %10.1f", dtype_run(dt, layout, freq).median * 1e-6);
-      }
-      std::printf("\n");
-    }
-  }
-  if (std::string(SimdBestTargetName()) != "AVX2") {
-    for (int dt = 0; dt < 4; ++dt) {
-      char what[128], name[64];
-      std::snprintf(what, sizeof(what),
-                    "%s interleaved paper: %s / AVX2 only values/s",
-                    kDtypeNames[dt], SimdBestTargetName());
-      std::snprintf(name, sizeof(name), "BM_ExactDtypeAvx2Only/dtype:%d", dt);
-      PrintRatio(what, dtype_run(dt, 0, 0), Get(name), 1, true);
-    }
-  }
-  for (int dt = 1; dt < 4; ++dt) {
-    const double target = dt == 1 ? 0.25 : 0.5;
+  for (int clock = 0; clock < 2; ++clock) {
+    const char* clock_name =
+        clock == 0 ? "wall-clock time"
+                   : "CPU time of the benchmark thread (less affected by "
+                     "preemption on a shared machine)";
+    auto dtype_run = [clock](int dt, int layout, int freq) {
+      char name[96];
+      std::snprintf(name, sizeof(name),
+                    "BM_ExactDtype/dtype:%d/layout:%d/freq:%d", dt, layout,
+                    freq);
+      return Get(name, clock);
+    };
+    std::printf("\nOne thread, plan once, d=%u max_len=%u, Mvalues/s by %s:\n",
+                kD, kMaxLen, clock_name);
+    std::printf("%-15s %-6s %10s %10s %10s %10s\n", "layout", "freq",
+                kDtypeNames[0], kDtypeNames[1], kDtypeNames[2], kDtypeNames[3]);
     for (int layout = 0; layout < 3; ++layout) {
       for (int freq = 0; freq < 2; ++freq) {
-        char what[128];
-        std::snprintf(what, sizeof(what), "%s / float32 values/s, %s %s",
-                      kDtypeNames[dt], kLayoutNames[layout], kFreqNames[freq]);
-        PrintRatio(what, dtype_run(dt, layout, freq),
-                   dtype_run(0, layout, freq), target, true);
+        std::printf("%-15s %-6s", kLayoutNames[layout], kFreqNames[freq]);
+        for (int dt = 0; dt < 4; ++dt) {
+          std::printf(" %10.1f", dtype_run(dt, layout, freq).median * 1e-6);
+        }
+        std::printf("\n");
+      }
+    }
+    if (std::string(SimdBestTargetName()) != "AVX2") {
+      for (int dt = 0; dt < 4; ++dt) {
+        char what[160], name[64];
+        std::snprintf(what, sizeof(what),
+                      "[%s] %s interleaved paper: %s / AVX2 only values/s",
+                      clock == 0 ? "wall" : "cpu", kDtypeNames[dt],
+                      SimdBestTargetName());
+        std::snprintf(name, sizeof(name), "BM_ExactDtypeAvx2Only/dtype:%d", dt);
+        PrintRatio(what, dtype_run(dt, 0, 0), Get(name, clock), 1, true);
+      }
+    }
+    for (int dt = 1; dt < 4; ++dt) {
+      const double target = dt == 1 ? 0.25 : 0.5;
+      for (int layout = 0; layout < 3; ++layout) {
+        for (int freq = 0; freq < 2; ++freq) {
+          char what[160];
+          std::snprintf(what, sizeof(what), "[%s] %s / float32 values/s, %s %s",
+                        clock == 0 ? "wall" : "cpu", kDtypeNames[dt],
+                        kLayoutNames[layout], kFreqNames[freq]);
+          PrintRatio(what, dtype_run(dt, layout, freq),
+                     dtype_run(0, layout, freq), target, true);
+        }
       }
     }
   }
