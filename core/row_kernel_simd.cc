@@ -1,8 +1,10 @@
 // Highway dynamic dispatch: this file is compiled once per target.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/row_kernel_simd.cc"
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "hwy/cache_control.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -272,11 +274,15 @@ bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
   return true;
 }
 
-// float16 / bfloat16 parameters of the vector rounding below.
+// float16 / bfloat16 parameters of the vector rounding below (compile-time,
+// so that every shift is an immediate).
+template <int kPrecision, int kMinExponent>
 struct Half16Format {
-  int precision;     // significand bits with the implicit one: 11 / 8
-  int min_exponent;  // smallest normal 2^min_exponent: -14 / -126
+  static constexpr int precision = kPrecision;       // with the implicit one
+  static constexpr int min_exponent = kMinExponent;  // smallest normal 2^e
 };
+using Float16Format = Half16Format<11, -14>;
+using BFloat16Format = Half16Format<8, -126>;
 
 // Interval rounding test into a 16-bit format: for each lane, whether every
 // real in [y - e, y + e] (ends rounded as fl(y -+ e)) rounds (RNE,
@@ -302,43 +308,51 @@ struct Half16Format {
 // slow path like any undecided one.
 // Encoding of r = K 2^q: ((q - q_min) << (p - 1)) + K, q_min the subnormal
 // quantum exponent; this also holds for K = 2^p (r = 2^k of the next binade).
-template <class D, class V = hn::Vec<D>>
+template <class F, class D, class V = hn::Vec<D>>
 HWY_INLINE void RoundHalf16Interval(
-    D d, V y, V e, Half16Format f, hn::Vec<hn::RebindToUnsigned<D>>& bits,
+    D d, V y, V e, hn::Vec<hn::RebindToUnsigned<D>>& bits,
     hn::Mask<hn::RebindToUnsigned<D>>& undecided) {
   const hn::RebindToUnsigned<D> du;
+  constexpr int p = F::precision;
+  constexpr int q_min = F::min_exponent - (p - 1);
   const V ay = hn::Abs(y);
   const V a = hn::Sub(ay, e), b = hn::Add(ay, e);
-  // Biased exponent of the binade of a, clamped to the smallest normal one
-  // (a <= 0 gives garbage here, but such lanes are undecided).
-  const auto qe = hn::Max(hn::ShiftRight<52>(hn::BitCast(du, a)),
-                          hn::Set(du, 1023 + f.min_exponent));
-  // M = 1.5 * 2^(q + 52), q = qe - 1023 - (p - 1).
-  const V big = hn::BitCast(
-      d, hn::Or(hn::ShiftLeft<52>(hn::Add(qe, hn::Set(du, 53 - f.precision))),
-                hn::Set(du, uint64_t{1} << 51)));
+  // M = 1.5 * 2^(q + 52): 2^e (a's binade, the exponent bits of a) times
+  // 1.5 * 2^(53 - p), at least 1.5 * 2^(q_min + 52) (subnormal quantum; also
+  // for a below the double normal range, where 2^e reads as 0). a <= 0
+  // gives garbage here, but such lanes are undecided.
+  const V binade =
+      hn::BitCast(d, hn::And(hn::BitCast(du, a), hn::Set(du, 0x7ffull << 52)));
+  const V big =
+      hn::Max(hn::Mul(binade, hn::Set(d, 0x1.8p0 * (1ull << (53 - p)))),
+              hn::Set(d, std::ldexp(1.5, q_min + 52)));
   const auto ra = hn::BitCast(du, hn::Add(a, big));
   const auto rb = hn::BitCast(du, hn::Add(b, big));
   undecided =
       hn::Or(hn::Ne(ra, rb), hn::RebindMask(du, hn::Le(a, hn::Zero(d))));
-  // K = mantissa field of a + M minus 2^51.
-  const auto k = hn::Sub(hn::And(ra, hn::Set(du, (uint64_t{1} << 52) - 1)),
-                         hn::Set(du, uint64_t{1} << 51));
-  const auto exp_field = hn::ShiftLeftSame(
-      hn::Sub(qe, hn::Set(du, 1023 + f.min_exponent)), f.precision - 1);
+  // r = K 2^q with K = (mantissa field of a + M) - 2^51. Its encoding
+  // ((q - q_min) << (p - 1)) + K, where bits(M) >> (53 - p) =
+  // ((q + 1075) << (p - 1)) + 2^(p - 2):
+  //   bits(M) >> (53 - p) + mantissa(a + M) - C,
+  //   C = ((q_min + 1075) << (p - 1)) + 2^(p - 2) + 2^51.
+  constexpr uint64_t kC = (uint64_t{q_min + 1075} << (p - 1)) +
+                          (uint64_t{1} << (p - 2)) + (uint64_t{1} << 51);
+  const auto mag =
+      hn::Sub(hn::Add(hn::ShiftRight<53 - p>(hn::BitCast(du, big)),
+                      hn::And(ra, hn::Set(du, (uint64_t{1} << 52) - 1))),
+              hn::Set(du, kC));
   const auto sign =
       hn::And(hn::ShiftRight<48>(hn::BitCast(du, y)), hn::Set(du, 0x8000));
-  bits = hn::Or(hn::Add(exp_field, k), sign);
+  bits = hn::Or(mag, sign);
 }
 
 // float16 / bfloat16 row from its anchor; see Float32RowFromAnchorT.
-template <bool kAnchorRow>
+template <bool kAnchorRow, class F>
 HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
                                      const double* sj, const double* cj,
                                      uint32_t columns, uint32_t half,
-                                     Layout layout, Half16Format f,
-                                     uint16_t* row, SlowColumnFn slow,
-                                     void* ctx) {
+                                     Layout layout, uint16_t* row,
+                                     SlowColumnFn slow, void* ctx) {
   const hn::ScalableTag<double> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Rebind<uint16_t, decltype(d)> d16;
@@ -367,8 +381,8 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
     }
     hn::Vec<decltype(du)> sb, cb;
     hn::Mask<decltype(du)> s_undecided, c_undecided;
-    RoundHalf16Interval(d, ys, es, f, sb, s_undecided);
-    RoundHalf16Interval(d, yc, ec, f, cb, c_undecided);
+    RoundHalf16Interval<F>(d, ys, es, sb, s_undecided);
+    RoundHalf16Interval<F>(d, yc, ec, cb, c_undecided);
     const auto undecided = hn::Or(s_undecided, c_undecided);
     const size_t valid = HWY_MIN(n, size_t{columns - i});
     if (layout == Layout::kInterleaved) {
@@ -411,14 +425,20 @@ bool Half16RowFromAnchorSimdImpl(const double* s0, const double* c0,
                                  uint32_t columns, uint32_t half, Layout layout,
                                  bool bfloat16, uint16_t* row,
                                  SlowColumnFn slow, void* ctx) {
-  const Half16Format f =
-      bfloat16 ? Half16Format{8, -126} : Half16Format{11, -14};
-  if (sj == nullptr) {
-    Half16RowFromAnchorT<true>(s0, c0, sj, cj, columns, half, layout, f, row,
-                               slow, ctx);
+  auto run = [&](auto anchor_row, auto format) {
+    Half16RowFromAnchorT<decltype(anchor_row)::value, decltype(format)>(
+        s0, c0, sj, cj, columns, half, layout, row, slow, ctx);
+  };
+  if (bfloat16) {
+    if (sj == nullptr) {
+      run(std::true_type{}, BFloat16Format{});
+    } else {
+      run(std::false_type{}, BFloat16Format{});
+    }
+  } else if (sj == nullptr) {
+    run(std::true_type{}, Float16Format{});
   } else {
-    Half16RowFromAnchorT<false>(s0, c0, sj, cj, columns, half, layout, f, row,
-                                slow, ctx);
+    run(std::false_type{}, Float16Format{});
   }
   return true;
 }
