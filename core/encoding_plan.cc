@@ -21,13 +21,13 @@ constexpr double kMinFastFrequency = 0x1p-900;
 // and j) within kAngleTableBytes; ranges shorter than kMinAngleRows use the
 // per-row path.
 constexpr uint32_t kMaxAngleStep = 64;
-// float64 anchors (scalar double-double path, ~half the time at K = 64) are
+// float64 anchors (double-double sin/cos, several times a row's cost) are
 // spaced further apart: K = 128 keeps d = 512's table at 1 MiB.
 constexpr uint32_t kMaxAngleStep64 = 128;
 constexpr size_t kAngleTableBytes = size_t{1} << 20;
 constexpr uint32_t kMinAngleRows = 16;
-// float64 builds its table with the scalar double-double path (K calls per
-// column, as many as K rows): worth it for ranges of at least 2K rows.
+// The float64 table costs about K anchor rows to build: the range path is
+// used for ranges of at least 2K rows.
 constexpr uint32_t kMinAngleRows64 = 2 * kMaxAngleStep64;
 // Outputs at least this large (more than a core's L2) are written with
 // non-temporal stores: no read-for-ownership, and the table would not stay
