@@ -1,4 +1,6 @@
-// SIMD kernels of the fast path (core/sincos_fast.h on Highway vectors), with
+// SIMD kernels of the fast path (core/sincos_fast.h on Highway vectors), of
+// the double-double path (core/sincos_double_double.h) and of the
+// angle-addition range paths for every dtype (core/angle_addition.h), with
 // run-time dispatch to the best x86 target that has FMA (AVX2, AVX-512).
 // On CPUs without FMA they report `false` and callers use the scalar path.
 //
