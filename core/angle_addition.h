@@ -35,6 +35,19 @@ inline constexpr double kAngleAddAbsError = 0x1p-46 * 1.03;
 // y +- slack (2^-53 * (1 + 2^-45)) fits in 2^-45 with room to spare.
 inline constexpr double kAngleAddCheckSlack = 0x1p-45;
 
+// Float64 ranges: the same identity in double-double arithmetic. Inputs are
+// the double-double path's values (core/sincos_double_double.h), each within
+// eps = kDoubleDoubleRelError = 2^-96 relative. Four products by DdMul
+// (unnormalised, <= 5 u^2 relative each, u = 2^-53; the magnitudes of each
+// pair of products sum to <= (1 + eps)^2 by Cauchy-Schwarz, so <= 5.01 u^2
+// absolute per pair), and each sum as TwoSum of the high words (exact) plus
+// two rounded additions of terms below 2^-51 (<= 2^-103.4):
+//   |y - exact| <= 2 eps + eps^2 + 5.01 u^2 + 2^-103.4 < 1.02 * 2^-95.
+// The test rounds hi + fl(t -+ E) to double (monotone in the addend; each
+// fl() adds <= 2^-104): E = 2^-94 covers the bound with a 1.9x margin.
+inline constexpr double kDdAngleAddAbsError = 0x1p-95 * 1.02;
+inline constexpr double kDdAngleAddCheckSlack = 0x1p-94;
+
 // fl(s0*cj + fl(c0*sj)): ~sin(p0 f + j f).
 inline double AngleAddSin(double s0, double c0, double sj, double cj) {
   return std::fma(s0, cj, c0 * sj);

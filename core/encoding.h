@@ -6,7 +6,7 @@
 // (round-to-nearest-even) to the dtype, float64 included; see
 // docs/numerics.md for how this is achieved and proven. Functions are
 // thread-safe (no shared mutable state) and allocate O(d) per call, plus,
-// for float32 ranges of >= 16 rows, the plan's angle-addition table
+// for ranges of >= 16 rows (float64: 256), the plan's angle-addition table
 // (<= 1 MiB, built once per plan; the TableSpec overloads build a plan per
 // call, so prefer a prebuilt plan for repeated pieces of one family).
 #ifndef POSENC_CORE_ENCODING_H_

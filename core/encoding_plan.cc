@@ -21,8 +21,14 @@ constexpr double kMinFastFrequency = 0x1p-900;
 // and j) within kAngleTableBytes; ranges shorter than kMinAngleRows use the
 // per-row path.
 constexpr uint32_t kMaxAngleStep = 64;
+// float64 anchors (double-double sin/cos, several times a row's cost) are
+// spaced further apart: K = 128 keeps d = 512's table at 1 MiB.
+constexpr uint32_t kMaxAngleStep64 = 128;
 constexpr size_t kAngleTableBytes = size_t{1} << 20;
 constexpr uint32_t kMinAngleRows = 16;
+// The float64 table costs about K anchor rows to build: the range path is
+// used for ranges of at least 2K rows.
+constexpr uint32_t kMinAngleRows64 = 2 * kMaxAngleStep64;
 // Outputs at least this large (more than a core's L2) are written with
 // non-temporal stores: no read-for-ownership, and the table would not stay
 // in cache anyway.
@@ -46,6 +52,8 @@ struct EncodingPlan::AngleTable {
   uint32_t step = 0;                 // K; 0: path not used
   size_t padded = 0;                 // row stride of sin_j / cos_j
   std::vector<double> sin_j, cos_j;  // [j * padded + i] = sin/cos(j * f_i)
+  // float64: low words of the double-double sin_j / cos_j (NaN hi: risky).
+  std::vector<double> sin_j_lo, cos_j_lo;
 };
 
 EncodingPlan::EncodingPlan(const TableSpec& spec)
@@ -60,9 +68,11 @@ EncodingPlan::EncodingPlan(const TableSpec& spec)
   const size_t padded = RoundUpToKernelLanes(fast_columns_);
   w0_.assign(padded, 1.0);
   w1_.assign(padded, 0.0);
+  w2_.assign(padded, 0.0);
   for (uint32_t i = 0; i < fast_columns_; ++i) {
     w0_[i] = freq_[i].w0;
     w1_[i] = freq_[i].w1;
+    w2_[i] = freq_[i].w2;
   }
 }
 
@@ -201,15 +211,29 @@ bool EncodingPlan::ComputeAnchor(uint32_t p0, double* s0, double* c0,
 const EncodingPlan::AngleTable& EncodingPlan::GetAngleTable() const {
   AngleTable& t = *angle_;
   std::call_once(t.once, [this, &t] {
-    if (spec_.dtype != DType::kFloat32 || fast_columns_ == 0) return;
+    if (fast_columns_ == 0) return;
+    const bool f64 = spec_.dtype == DType::kFloat64;
     const size_t padded = RoundUpToKernelLanes(fast_columns_);
-    uint32_t k = kMaxAngleStep;
-    while (k > 1 && size_t{k} * padded * 16 > kAngleTableBytes) k /= 2;
+    const size_t bytes_per_j = padded * (f64 ? 32 : 16);
+    uint32_t k = f64 ? kMaxAngleStep64 : kMaxAngleStep;
+    while (k > 1 && size_t{k} * bytes_per_j > kAngleTableBytes) k /= 2;
     if (k < 2) return;
     std::vector<double> sin_j(size_t{k} * padded, 0.0);
     std::vector<double> cos_j(size_t{k} * padded, 1.0);  // j = 0: exact
+    if (f64) {
+      // Double-double sin/cos(j f_i); risky ones are marked NaN (those
+      // columns of row p0 + j then take the per-value path).
+      std::vector<double> sin_lo(sin_j.size(), 0.0), cos_lo(sin_j.size(), 0.0);
+      for (uint32_t j = 1; j < k; ++j) {
+        const size_t row = size_t{j} * padded;
+        DdSinCosColumns(j, &sin_j[row], &sin_lo[row], &cos_j[row],
+                        &cos_lo[row]);
+      }
+      t.sin_j_lo = std::move(sin_lo);
+      t.cos_j_lo = std::move(cos_lo);
+    }
     std::vector<uint8_t> risky(padded);
-    for (uint32_t j = 1; j < k; ++j) {
+    for (uint32_t j = 1; j < k && !f64; ++j) {
       double* s = &sin_j[size_t{j} * padded];
       double* c = &cos_j[size_t{j} * padded];
       if (!SinCosColumnsSimd(w0_.data(), w1_.data(), fast_columns_, j, s, c,
@@ -237,19 +261,94 @@ uint32_t EncodingPlan::AngleAdditionStep() const {
   return GetAngleTable().step;
 }
 
+void EncodingPlan::DdSinCosColumns(uint32_t pos, double* s_hi, double* s_lo,
+                                   double* c_hi, double* c_lo) const {
+  if (DdSinCosColumnsSimd(w0_.data(), w1_.data(), w2_.data(), fast_columns_,
+                          pos, s_hi, s_lo, c_hi, c_lo)) {
+    return;
+  }
+  for (uint32_t i = 0; i < fast_columns_; ++i) {
+    const DoubleDoubleSinCos v =
+        DoubleDoubleSinCosOf(static_cast<double>(pos), freq_[i]);
+    s_hi[i] = v.risky ? std::nan("") : v.sin.hi;
+    s_lo[i] = v.sin.lo;
+    c_hi[i] = v.risky ? std::nan("") : v.cos.hi;
+    c_lo[i] = v.cos.lo;
+  }
+}
+
+uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
+                                          std::byte* out) const {
+  const AngleTable& t = GetAngleTable();
+  uint32_t p = first;
+  if (t.step == 0) return p;
+  const uint32_t k = t.step, end = first + count;
+  const size_t row_bytes = spec_.row_bytes(), padded = t.padded;
+  const bool stream = uint64_t{count} * row_bytes >= kStreamMinBytes;
+  std::vector<double> s0h(padded, 0.0), s0l(padded, 0.0), c0h(padded, 1.0),
+      c0l(padded, 0.0);
+  struct Ctx {
+    const EncodingPlan* plan;
+    uint32_t pos;
+    std::byte* row;
+  } ctx{this, 0, nullptr};
+  auto slow = [](void* v, uint32_t column) {
+    const Ctx* c = static_cast<const Ctx*>(v);
+    c->plan->ComputeColumn(column, c->pos, c->row);
+  };
+  while (p < end) {
+    const uint32_t p0 = p - p % k;
+    // Anchor row: double-double sin/cos(p0 f_i), NaN where risky.
+    if (p0 != 0) {
+      DdSinCosColumns(p0, s0h.data(), s0l.data(), c0h.data(), c0l.data());
+    }
+    const uint32_t block_end = std::min<uint64_t>(end, uint64_t{p0} + k);
+    for (; p < block_end; ++p) {
+      std::byte* row = out + size_t{p - first} * row_bytes;
+      const uint32_t j = p - p0;
+      ctx.pos = p;
+      ctx.row = row;
+      const size_t at = size_t{j} * padded;
+      DdArrays a{s0h.data(), s0l.data(), c0h.data(), c0l.data(),
+                 nullptr,    nullptr,    nullptr,    nullptr};
+      if (j != 0) {
+        a.sj_hi = &t.sin_j[at];
+        a.sj_lo = &t.sin_j_lo[at];
+        a.cj_hi = &t.cos_j[at];
+        a.cj_lo = &t.cos_j_lo[at];
+      }
+      if (p == 0 || !Float64RowFromAnchorSimd(
+                        a, fast_columns_, half_, spec_.layout,
+                        reinterpret_cast<double*>(row), stream, slow, &ctx)) {
+        ComputeRow(p, row);
+        continue;
+      }
+      for (uint32_t i = fast_columns_; i < half_; ++i) {
+        ComputeColumn(i, p, row);
+      }
+    }
+  }
+  if (stream) FlushStreamingStores();
+  return p;
+}
+
 void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
                                std::byte* out) const {
   const size_t row_bytes = spec_.row_bytes();
   uint32_t p = first;
   const uint32_t end = first + count;
+  if (spec_.dtype == DType::kFloat64 && count >= kMinAngleRows64) {
+    p = ComputeRowsFloat64(first, count, out);
+  }
   const AngleTable* t = nullptr;
-  if (spec_.dtype == DType::kFloat32 && count >= kMinAngleRows) {
+  if (spec_.dtype != DType::kFloat64 && count >= kMinAngleRows) {
     t = &GetAngleTable();
     if (t->step == 0) t = nullptr;
   }
   if (t != nullptr) {
     const uint32_t k = t->step;
-    const bool stream = uint64_t{count} * row_bytes >= kStreamMinBytes;
+    const bool f32 = spec_.dtype == DType::kFloat32;
+    const bool stream = f32 && uint64_t{count} * row_bytes >= kStreamMinBytes;
     std::vector<double> s0(t->padded), c0(t->padded);
     std::vector<uint8_t> risky(t->padded);
     struct Ctx {
@@ -270,12 +369,17 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
         const uint32_t j = p - p0;
         ctx.pos = p;
         ctx.row = row;
-        if (p == 0 || !Float32RowFromAnchorSimd(
-                          s0.data(), c0.data(),
-                          j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded],
-                          &t->cos_j[size_t{j} * t->padded], fast_columns_,
-                          half_, spec_.layout, reinterpret_cast<float*>(row),
-                          stream, slow, &ctx)) {
+        const double* sj = j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded];
+        const double* cj = &t->cos_j[size_t{j} * t->padded];
+        if (p == 0 ||
+            !(f32 ? Float32RowFromAnchorSimd(s0.data(), c0.data(), sj, cj,
+                                             fast_columns_, half_, spec_.layout,
+                                             reinterpret_cast<float*>(row),
+                                             stream, slow, &ctx)
+                  : Half16RowFromAnchorSimd(
+                        s0.data(), c0.data(), sj, cj, fast_columns_, half_,
+                        spec_.layout, spec_.dtype == DType::kBFloat16,
+                        reinterpret_cast<uint16_t*>(row), slow, &ctx))) {
           ComputeRow(p, row);
           continue;
         }

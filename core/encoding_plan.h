@@ -29,13 +29,14 @@ class EncodingPlan {
   void ComputeRow(uint32_t pos, std::byte* out) const;
 
   // Writes rows [first, first + count) to `out` (count * row_bytes bytes),
-  // first + count <= 2^24 + 1. Same bytes as ComputeRow per row; float32
-  // ranges use angle addition from anchor rows (core/angle_addition.h),
-  // whose per-plan table is built on first use (thread-safe).
+  // first + count <= 2^24 + 1. Same bytes as ComputeRow per row; ranges
+  // use angle addition (float64: double-double, ranges of >= 128 rows) from
+  // anchor rows (core/angle_addition.h), whose per-plan table is built on first
+  // use (thread-safe).
   void ComputeRows(uint32_t first, uint32_t count, std::byte* out) const;
 
   // Row step K between anchors of the angle-addition path for this plan
-  // (0 if the path is not used: dtype other than float32, no fast columns).
+  // (0 if the path is not used: no fast columns).
   // Builds the per-plan table if needed.
   uint32_t AngleAdditionStep() const;
 
@@ -59,6 +60,14 @@ class EncodingPlan {
   // sin/cos(p0 * f_i) of the fast columns into s0/c0 within kFastRelError;
   // false if no SIMD target.
   bool ComputeAnchor(uint32_t p0, double* s0, double* c0, uint8_t* risky) const;
+  // Double-double sin/cos(pos * f_i) of the fast columns (NaN hi words
+  // where risky), SIMD when available.
+  void DdSinCosColumns(uint32_t pos, double* s_hi, double* s_lo, double* c_hi,
+                       double* c_lo) const;
+  // Float64 rows [first, first + count) by double-double angle addition;
+  // returns the first row not written (first if the path is unavailable).
+  uint32_t ComputeRowsFloat64(uint32_t first, uint32_t count,
+                              std::byte* out) const;
   struct AngleTable;
   const AngleTable& GetAngleTable() const;
 
@@ -68,6 +77,7 @@ class EncodingPlan {
   std::vector<FrequencyWords> freq_;
   // w0/w1 of freq_ as arrays, padded to RoundUpToKernelLanes(fast_columns_).
   std::vector<double> w0_, w1_;
+  std::vector<double> w2_;  // third words, padded likewise (float64 ranges)
   // Lazily built sin/cos(j * f_i) table of the angle-addition path, shared
   // by copies of the plan (immutable once built).
   std::shared_ptr<AngleTable> angle_;

@@ -1,12 +1,18 @@
 // Highway dynamic dispatch: this file is compiled once per target.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/row_kernel_simd.cc"
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
 #include "hwy/cache_control.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 // Keep after highway.h (the include-guard dance of Highway).
 #include "core/angle_addition.h"
 #include "core/row_kernel_simd.h"
+#include "core/sincos_double_double.h"
 #include "core/sincos_fast.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -268,7 +274,445 @@ bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
   return true;
 }
 
+// float16 / bfloat16 parameters of the vector rounding below (compile-time,
+// so that every shift is an immediate).
+template <int kPrecision, int kMinExponent>
+struct Half16Format {
+  static constexpr int precision = kPrecision;       // with the implicit one
+  static constexpr int min_exponent = kMinExponent;  // smallest normal 2^e
+};
+using Float16Format = Half16Format<11, -14>;
+using BFloat16Format = Half16Format<8, -126>;
+
+// Interval rounding test into a 16-bit format: for each lane, whether every
+// real in [y - e, y + e] (ends rounded as fl(y -+ e)) rounds (RNE,
+// subnormals included) to one float16 / bfloat16 value, and its encoding
+// (low 16 bits of `bits`; meaningful only where decided). |y| <= 2 finite,
+// e >= 0.
+//
+// a = fl(|y| - e) and b = fl(|y| + e) are the magnitudes of fl(y - e) and
+// fl(y + e) (RN is symmetric) when both have y's sign; a <= 0 means they do
+// not (or one is zero): undecided, as RoundDoubleToBits' ends would differ
+// at least in the sign of zero (a = 0 exactly is also sent to the slow path,
+// conservatively). 2^q is the format's quantum in the binade of a (the
+// subnormal quantum below the normal range), the finest quantum in [a, b].
+// round_q(x) = fl(x + M) - M, M = 1.5 * 2^(q + 52), rounds x >= 0 to a
+// multiple of 2^q with ties to even (one IEEE addition: x + M lies in
+// [2^(q+52), 2^(q+53)), where the spacing is 2^q). Decided iff round_q(a) ==
+// round_q(b) = r. Then every x in [a, b] has round_q(x) = r (monotone), and
+// its correct rounding is r: in a's binade the format rounds to the grid
+// 2^q; if [a, b] reaches a higher binade it contains that binade's edge
+// 2^k, so r = 2^k and |x - 2^k| <= 2^(q-1), less than half of every coarser
+// quantum. The converse may fail (undecided although both ends round to one
+// value, only when the interval crosses a binade edge): such lanes take the
+// slow path like any undecided one.
+// Encoding of r = K 2^q: ((q - q_min) << (p - 1)) + K, q_min the subnormal
+// quantum exponent; this also holds for K = 2^p (r = 2^k of the next binade).
+template <class F, class D, class V = hn::Vec<D>>
+HWY_INLINE void RoundHalf16Interval(
+    D d, V y, V e, hn::Vec<hn::RebindToUnsigned<D>>& bits,
+    hn::Mask<hn::RebindToUnsigned<D>>& undecided) {
+  const hn::RebindToUnsigned<D> du;
+  constexpr int p = F::precision;
+  constexpr int q_min = F::min_exponent - (p - 1);
+  const V ay = hn::Abs(y);
+  const V a = hn::Sub(ay, e), b = hn::Add(ay, e);
+  // M = 1.5 * 2^(q + 52): 2^e (a's binade, the exponent bits of a) times
+  // 1.5 * 2^(53 - p), at least 1.5 * 2^(q_min + 52) (subnormal quantum; also
+  // for a below the double normal range, where 2^e reads as 0). a <= 0
+  // gives garbage here, but such lanes are undecided.
+  const V binade =
+      hn::BitCast(d, hn::And(hn::BitCast(du, a), hn::Set(du, 0x7ffull << 52)));
+  const V big =
+      hn::Max(hn::Mul(binade, hn::Set(d, 0x1.8p0 * (1ull << (53 - p)))),
+              hn::Set(d, std::ldexp(1.5, q_min + 52)));
+  const auto ra = hn::BitCast(du, hn::Add(a, big));
+  const auto rb = hn::BitCast(du, hn::Add(b, big));
+  undecided =
+      hn::Or(hn::Ne(ra, rb), hn::RebindMask(du, hn::Le(a, hn::Zero(d))));
+  // r = K 2^q with K = (mantissa field of a + M) - 2^51. Its encoding
+  // ((q - q_min) << (p - 1)) + K, where bits(M) >> (53 - p) =
+  // ((q + 1075) << (p - 1)) + 2^(p - 2):
+  //   bits(M) >> (53 - p) + mantissa(a + M) - C,
+  //   C = ((q_min + 1075) << (p - 1)) + 2^(p - 2) + 2^51.
+  constexpr uint64_t kC = (uint64_t{q_min + 1075} << (p - 1)) +
+                          (uint64_t{1} << (p - 2)) + (uint64_t{1} << 51);
+  const auto mag =
+      hn::Sub(hn::Add(hn::ShiftRight<53 - p>(hn::BitCast(du, big)),
+                      hn::And(ra, hn::Set(du, (uint64_t{1} << 52) - 1))),
+              hn::Set(du, kC));
+  const auto sign =
+      hn::And(hn::ShiftRight<48>(hn::BitCast(du, y)), hn::Set(du, 0x8000));
+  bits = hn::Or(mag, sign);
+}
+
+// float16 / bfloat16 row from its anchor; see Float32RowFromAnchorT.
+template <bool kAnchorRow, class F>
+HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
+                                     const double* sj, const double* cj,
+                                     uint32_t columns, uint32_t half,
+                                     Layout layout, uint16_t* row,
+                                     SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::Rebind<uint16_t, decltype(d)> d16;
+  const hn::Rebind<uint32_t, decltype(d)> d32;
+  const size_t n = hn::Lanes(d);
+  uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
+  uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
+  const auto rel = hn::Set(d, kFastCheckSlack);
+  const auto abs_slack = hn::Set(d, kAngleAddCheckSlack);
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const auto S = hn::LoadU(d, s0 + i);
+    const auto C = hn::LoadU(d, c0 + i);
+    hn::Vec<decltype(d)> ys, yc, es, ec;
+    if (kAnchorRow) {
+      ys = S;
+      yc = C;
+      es = hn::Mul(hn::Abs(ys), rel);
+      ec = hn::Mul(hn::Abs(yc), rel);
+    } else {
+      const auto G = hn::LoadU(d, cj + i);
+      const auto Sg = hn::LoadU(d, sj + i);
+      ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
+      yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
+      es = abs_slack;
+      ec = abs_slack;
+    }
+    hn::Vec<decltype(du)> sb, cb;
+    hn::Mask<decltype(du)> s_undecided, c_undecided;
+    RoundHalf16Interval<F>(d, ys, es, sb, s_undecided);
+    RoundHalf16Interval<F>(d, yc, ec, cb, c_undecided);
+    const auto undecided = hn::Or(s_undecided, c_undecided);
+    const size_t valid = HWY_MIN(n, size_t{columns - i});
+    if (layout == Layout::kInterleaved) {
+      // (c << 16) | s per lane = s, c in memory order.
+      const auto pair = hn::TruncateTo(d32, hn::Or(hn::ShiftLeft<16>(cb), sb));
+      if (HWY_LIKELY(valid == n)) {
+        hn::StoreU(pair, d32, reinterpret_cast<uint32_t*>(row + 2 * size_t{i}));
+      } else {
+        uint32_t tmp[hn::MaxLanes(d32)];
+        hn::StoreU(pair, d32, tmp);
+        std::memcpy(row + 2 * size_t{i}, tmp, valid * sizeof(uint32_t));
+      }
+    } else {
+      const auto s16 = hn::TruncateTo(d16, sb);
+      const auto c16 = hn::TruncateTo(d16, cb);
+      if (HWY_LIKELY(valid == n)) {
+        hn::StoreU(s16, d16, sin_base + i);
+        hn::StoreU(c16, d16, cos_base + i);
+      } else {
+        uint16_t st[hn::MaxLanes(d16)], ct[hn::MaxLanes(d16)];
+        hn::StoreU(s16, d16, st);
+        hn::StoreU(c16, d16, ct);
+        std::memcpy(sin_base + i, st, valid * sizeof(uint16_t));
+        std::memcpy(cos_base + i, ct, valid * sizeof(uint16_t));
+      }
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(d, hn::RebindMask(d, undecided)))) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(d, hn::RebindMask(d, undecided), bits);
+      for (size_t k = 0; k < valid; ++k) {
+        if ((bits[k / 8] >> (k % 8)) & 1)
+          slow(ctx, i + static_cast<uint32_t>(k));
+      }
+    }
+  }
+}
+
+bool Half16RowFromAnchorSimdImpl(const double* s0, const double* c0,
+                                 const double* sj, const double* cj,
+                                 uint32_t columns, uint32_t half, Layout layout,
+                                 bool bfloat16, uint16_t* row,
+                                 SlowColumnFn slow, void* ctx) {
+  auto run = [&](auto anchor_row, auto format) {
+    Half16RowFromAnchorT<decltype(anchor_row)::value, decltype(format)>(
+        s0, c0, sj, cj, columns, half, layout, row, slow, ctx);
+  };
+  if (bfloat16) {
+    if (sj == nullptr) {
+      run(std::true_type{}, BFloat16Format{});
+    } else {
+      run(std::false_type{}, BFloat16Format{});
+    }
+  } else if (sj == nullptr) {
+    run(std::true_type{}, Float16Format{});
+  } else {
+    run(std::false_type{}, Float16Format{});
+  }
+  return true;
+}
+
+// Double-double operations on vectors, operation for operation the same as
+// core/double_double.h (TwoSum, FastTwoSum, DdAdd, DdMul).
+template <class V>
+HWY_INLINE void TwoSumV(V a, V b, V& s, V& e) {
+  s = hn::Add(a, b);
+  const V bb = hn::Sub(s, a);
+  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
+}
+// x * y of double-doubles as an unnormalised pair (rh, rl): DWTimesDW3 of
+// core/double_double.h (DdMul) without its final FastTwoSum, which is exact,
+// so rh + rl is the same real number (relative error <= 5 u^2).
+template <class V>
+HWY_INLINE void DdMulV(V xh, V xl, V yh, V yl, V& rh, V& rl) {
+  rh = hn::Mul(xh, yh);
+  const V cl = hn::MulSub(xh, yh, rh);
+  const V tl1 = hn::MulAdd(xh, yl, hn::Mul(xl, yl));
+  rl = hn::Add(cl, hn::MulAdd(xl, yh, tl1));
+}
+
+// (ah + al) + (bh + bl) as sh + t: TwoSum of the high words (exact), then
+// t = fl(fl(sl + al) + bl), two roundings of terms below 2^-51 each:
+// |error| <= 2^-103.4 for |a|, |b| <= 1 + 2^-50.
+template <class V>
+HWY_INLINE void DdSumV(V ah, V al, V bh, V bl, V& sh, V& t) {
+  V sl;
+  TwoSumV(ah, bh, sh, sl);
+  t = hn::Add(hn::Add(sl, al), bl);
+}
+
+// Normalised double-double operations, operation for operation those of
+// core/double_double.h (DdAdd = AccurateDWPlusDW, DdMul = DWTimesDW3).
+template <class V>
+HWY_INLINE void FastTwoSumV(V a, V b, V& s, V& e) {
+  s = hn::Add(a, b);
+  e = hn::Sub(b, hn::Sub(s, a));
+}
+template <class V>
+HWY_INLINE void DdAddNV(V xh, V xl, V yh, V yl, V& rh, V& rl) {
+  V sh, sl, th, tl, vh, vl;
+  TwoSumV(xh, yh, sh, sl);
+  TwoSumV(xl, yl, th, tl);
+  FastTwoSumV(sh, hn::Add(sl, th), vh, vl);
+  FastTwoSumV(vh, hn::Add(tl, vl), rh, rl);
+}
+template <class V>
+HWY_INLINE void DdMulNV(V xh, V xl, V yh, V yl, V& rh, V& rl) {
+  const V ch = hn::Mul(xh, yh);
+  const V cl = hn::MulSub(xh, yh, ch);
+  const V tl0 = hn::Mul(xl, yl);
+  const V tl1 = hn::MulAdd(xh, yl, tl0);
+  const V cl2 = hn::MulAdd(xl, yh, tl1);
+  FastTwoSumV(ch, hn::Add(cl, cl2), rh, rl);
+}
+
+// HornerDd of core/sincos_double_double.cc on vectors.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void HornerDdV(D d, const DoubleDouble* c, V zh, V zl, V& ah,
+                          V& al) {
+  V tail = hn::Set(d, c[13].hi);
+  for (int k = 12; k >= 9; --k)
+    tail = hn::MulAdd(tail, zh, hn::Set(d, c[k].hi));
+  ah = tail;
+  al = hn::Zero(d);
+  for (int k = 8; k >= 1; --k) {
+    V mh, ml;
+    DdMulNV(ah, al, zh, zl, mh, ml);
+    DdAddNV(mh, ml, hn::Set(d, c[k].hi), hn::Set(d, c[k].lo), ah, al);
+  }
+}
+
+// DoubleDoubleSinCosOf (core/sincos_double_double.cc) for columns
+// [0, columns) at one position, operation for operation (same bits);
+// risky results are stored with NaN high words.
+bool DdSinCosColumnsSimdImpl(const double* w0, const double* w1,
+                             const double* w2, uint32_t columns, uint32_t pos,
+                             double* s_hi, double* s_lo, double* c_hi,
+                             double* c_lo) {
+  const hn::ScalableTag<double> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  using V = hn::Vec<decltype(d)>;
+  const DoubleDoubleTaylor& tt = DoubleDoubleTaylorTables();
+  const size_t n = hn::Lanes(d);
+  const V p = hn::Set(d, static_cast<double>(pos));
+  const V nan = hn::Set(d, std::numeric_limits<double>::quiet_NaN());
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const V f0 = hn::LoadU(d, w0 + i), f1 = hn::LoadU(d, w1 + i);
+    const V f2 = hn::LoadU(d, w2 + i);
+    const V x0 = hn::Mul(p, f0), e0 = hn::MulSub(p, f0, x0);
+    const V x1 = hn::Mul(p, f1), e1 = hn::MulSub(p, f1, x1);
+    const V x2 = hn::Mul(p, f2);
+    const V q = hn::Round(hn::Mul(x0, hn::Set(d, kTwoOverPi)));
+    const V t1 = hn::NegMulAdd(q, hn::Set(d, kPio2W1), x0);
+    const V a2 = hn::Mul(q, hn::Set(d, kPio2W2));
+    const V b2 = hn::MulSub(q, hn::Set(d, kPio2W2), a2);
+    const V a3 = hn::Mul(q, hn::Set(d, kPio2W3));
+    const V b3 = hn::MulSub(q, hn::Set(d, kPio2W3), a3);
+    V m1, m1e, m2, m2e;
+    TwoSumV(e0, x1, m1, m1e);
+    TwoSumV(m1, hn::Neg(a2), m2, m2e);
+    const V small = hn::Sub(
+        hn::Add(hn::Add(m1e, m2e), hn::Add(e1, x2)),
+        hn::Add(hn::Add(b2, a3), hn::Add(b3, hn::Mul(q, hn::Set(d, kPio2W4)))));
+    V rh, rl;
+    TwoSumV(t1, m2, rh, rl);
+    FastTwoSumV(rh, hn::Add(rl, small), rh, rl);
+    const auto risky = hn::And(hn::Ne(q, hn::Zero(d)),
+                               hn::Lt(hn::Abs(rh), hn::Set(d, 0x1p-28)));
+    V zh, zl;
+    DdMulNV(rh, rl, rh, rl, zh, zl);
+    V psh, psl, pch, pcl, th, tl, uh, ul;
+    HornerDdV(d, tt.sin_c, zh, zl, psh, psl);
+    DdMulNV(zh, zl, psh, psl, th, tl);
+    DdMulNV(rh, rl, th, tl, uh, ul);
+    V sh, sl, ch, cl;
+    DdAddNV(rh, rl, uh, ul, sh, sl);
+    HornerDdV(d, tt.cos_c, zh, zl, pch, pcl);
+    DdMulNV(zh, zl, pch, pcl, th, tl);
+    DdAddNV(hn::Set(d, 1.0), hn::Zero(d), th, tl, ch, cl);
+    // Quadrant (q < 2^51): low mantissa bits of q + 1.5 * 2^52.
+    const auto qbits = hn::BitCast(du, hn::Add(q, hn::Set(d, 0x1.8p52)));
+    const auto one = hn::Set(du, 1), two = hn::Set(du, 2);
+    const auto odd =
+        hn::RebindMask(d, hn::Ne(hn::And(qbits, one), hn::Zero(du)));
+    const V sin_sign = hn::BitCast(d, hn::ShiftLeft<62>(hn::And(qbits, two)));
+    const V cos_sign =
+        hn::BitCast(d, hn::ShiftLeft<62>(hn::And(hn::Add(qbits, one), two)));
+    // Negation flips both words (as the scalar {-hi, -lo}).
+    const V ysh = hn::Xor(hn::IfThenElse(odd, ch, sh), sin_sign);
+    const V ysl = hn::Xor(hn::IfThenElse(odd, cl, sl), sin_sign);
+    const V ych = hn::Xor(hn::IfThenElse(odd, sh, ch), cos_sign);
+    const V ycl = hn::Xor(hn::IfThenElse(odd, sl, cl), cos_sign);
+    hn::StoreU(hn::IfThenElse(risky, nan, ysh), d, s_hi + i);
+    hn::StoreU(ysl, d, s_lo + i);
+    hn::StoreU(hn::IfThenElse(risky, nan, ych), d, c_hi + i);
+    hn::StoreU(ycl, d, c_lo + i);
+  }
+  return true;
+}
+
+// Float64 row from its anchor by double-double angle addition
+// (core/angle_addition.h, kDdAngleAddCheckSlack): anchor and table values
+// are double-doubles (hi, lo arrays); NaN in a hi word marks a value that
+// is not available (risky): its lanes are undecided.
+template <bool kAnchorRow, bool kStream>
+HWY_INLINE void Float64RowFromAnchorT(const DdArrays& a, uint32_t columns,
+                                      uint32_t half, Layout layout, double* row,
+                                      SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using V = hn::Vec<decltype(d)>;
+  const size_t n = hn::Lanes(d);
+  double* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
+  double* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
+  const V rel = hn::Set(d, kDoubleDoubleCheckSlack);
+  const V abs_slack = hn::Set(d, kDdAngleAddCheckSlack);
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const V sh = hn::LoadU(d, a.s0_hi + i), sl = hn::LoadU(d, a.s0_lo + i);
+    const V chh = hn::LoadU(d, a.c0_hi + i), cll = hn::LoadU(d, a.c0_lo + i);
+    V ysh, ysl, ych, ycl, es, ec;
+    if (kAnchorRow) {
+      ysh = sh;
+      ysl = sl;
+      ych = chh;
+      ycl = cll;
+      es = hn::Mul(hn::Abs(ysh), rel);
+      ec = hn::Mul(hn::Abs(ych), rel);
+    } else {
+      const V gh = hn::LoadU(d, a.cj_hi + i), gl = hn::LoadU(d, a.cj_lo + i);
+      const V th = hn::LoadU(d, a.sj_hi + i), tl = hn::LoadU(d, a.sj_lo + i);
+      V p1h, p1l, p2h, p2l;
+      DdMulV(sh, sl, gh, gl, p1h, p1l);    // sin(p0 f) cos(j f)
+      DdMulV(chh, cll, th, tl, p2h, p2l);  // cos(p0 f) sin(j f)
+      DdSumV(p1h, p1l, p2h, p2l, ysh, ysl);
+      DdMulV(chh, cll, gh, gl, p1h, p1l);  // cos(p0 f) cos(j f)
+      DdMulV(sh, sl, th, tl, p2h, p2l);    // sin(p0 f) sin(j f)
+      DdSumV(p1h, p1l, hn::Neg(p2h), hn::Neg(p2l), ych, ycl);
+      es = abs_slack;
+      ec = abs_slack;
+    }
+    // RN(hi + t) is monotone in t: both ends equal (as doubles, and in
+    // sign) decides every real in between (as RoundDoubleDoubleToDouble).
+    // Not(Eq), not Ne: Highway's Ne is an ordered compare, false for the
+    // NaN that marks a risky value, which must be undecided.
+    const V s_lo = hn::Add(ysh, hn::Sub(ysl, es));
+    const V s_hi = hn::Add(ysh, hn::Add(ysl, es));
+    const V c_lo = hn::Add(ych, hn::Sub(ycl, ec));
+    const V c_hi = hn::Add(ych, hn::Add(ycl, ec));
+    const auto sign_differs =
+        hn::RebindMask(d, hn::Lt(hn::Or(hn::BitCast(di, hn::Xor(s_lo, s_hi)),
+                                        hn::BitCast(di, hn::Xor(c_lo, c_hi))),
+                                 hn::Zero(di)));
+    const auto undecided = hn::Or(
+        hn::Not(hn::And(hn::Eq(s_lo, s_hi), hn::Eq(c_lo, c_hi))), sign_differs);
+    const size_t valid = HWY_MIN(n, size_t{columns - i});
+    if (kStream && HWY_LIKELY(valid == n && hn::AllFalse(d, undecided))) {
+      // Non-temporal full-vector stores (aligned by the caller's check);
+      // vectors with an undecided lane use ordinary stores, as `slow`
+      // overwrites them.
+      if (layout == Layout::kInterleaved) {
+        HWY_ALIGN double buf[2 * hn::MaxLanes(d)];
+        hn::StoreInterleaved2(s_lo, c_lo, d, buf);
+        hn::Stream(hn::Load(d, buf), d, row + 2 * size_t{i});
+        hn::Stream(hn::Load(d, buf + n), d, row + 2 * size_t{i} + n);
+      } else {
+        hn::Stream(s_lo, d, sin_base + i);
+        hn::Stream(c_lo, d, cos_base + i);
+      }
+      continue;
+    }
+    if (HWY_LIKELY(valid == n)) {
+      if (layout == Layout::kInterleaved) {
+        hn::StoreInterleaved2(s_lo, c_lo, d, row + 2 * size_t{i});
+      } else {
+        hn::StoreU(s_lo, d, sin_base + i);
+        hn::StoreU(c_lo, d, cos_base + i);
+      }
+    } else {
+      double st[hn::MaxLanes(d)], ct[hn::MaxLanes(d)];
+      hn::StoreU(s_lo, d, st);
+      hn::StoreU(c_lo, d, ct);
+      // memcpy: the caller's row may be only byte-aligned.
+      for (size_t k = 0; k < valid; ++k) {
+        if (layout == Layout::kInterleaved) {
+          std::memcpy(row + 2 * (size_t{i} + k), &st[k], sizeof(double));
+          std::memcpy(row + 2 * (size_t{i} + k) + 1, &ct[k], sizeof(double));
+        } else {
+          std::memcpy(sin_base + i + k, &st[k], sizeof(double));
+          std::memcpy(cos_base + i + k, &ct[k], sizeof(double));
+        }
+      }
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(d, undecided))) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(d, undecided, bits);
+      for (size_t k = 0; k < valid; ++k) {
+        if ((bits[k / 8] >> (k % 8)) & 1)
+          slow(ctx, i + static_cast<uint32_t>(k));
+      }
+    }
+  }
+}
+
+bool Float64RowFromAnchorSimdImpl(const DdArrays& a, uint32_t columns,
+                                  uint32_t half, Layout layout, double* row,
+                                  bool stream, SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  // Streaming needs every full-vector store aligned to its size.
+  const size_t align = hn::Lanes(d) * sizeof(double);
+  const size_t off = layout == Layout::kInterleaved ? 0 : size_t{half};
+  stream = stream && reinterpret_cast<uintptr_t>(row) % align == 0 &&
+           (off * sizeof(double)) % align == 0;
+  const bool anchor = a.sj_hi == nullptr;
+  if (stream && anchor) {
+    Float64RowFromAnchorT<true, true>(a, columns, half, layout, row, slow, ctx);
+  } else if (stream) {
+    Float64RowFromAnchorT<false, true>(a, columns, half, layout, row, slow,
+                                       ctx);
+  } else if (anchor) {
+    Float64RowFromAnchorT<true, false>(a, columns, half, layout, row, slow,
+                                       ctx);
+  } else {
+    Float64RowFromAnchorT<false, false>(a, columns, half, layout, row, slow,
+                                        ctx);
+  }
+  return true;
+}
+
 void FlushStreamImpl() { hwy::FlushStream(); }
+
+const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
 
 #else  // !POSENC_SIMD_FMA
 
@@ -285,7 +729,22 @@ bool Float32RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                   float*, bool, SlowColumnFn, void*) {
   return false;
 }
+bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
+                                 const double*, uint32_t, uint32_t, Layout,
+                                 bool, uint16_t*, SlowColumnFn, void*) {
+  return false;
+}
+bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
+                                  double*, bool, SlowColumnFn, void*) {
+  return false;
+}
+bool DdSinCosColumnsSimdImpl(const double*, const double*, const double*,
+                             uint32_t, uint32_t, double*, double*, double*,
+                             double*) {
+  return false;
+}
 void FlushStreamImpl() {}
+const char* TargetNameImpl() { return "scalar"; }
 
 #endif  // POSENC_SIMD_FMA
 #undef POSENC_SIMD_FMA
@@ -301,6 +760,10 @@ HWY_EXPORT(Float32RowSimdImpl);
 HWY_EXPORT(SinCosColumnsSimdImpl);
 HWY_EXPORT(Float32RowFromAnchorSimdImpl);
 HWY_EXPORT(FlushStreamImpl);
+HWY_EXPORT(Half16RowFromAnchorSimdImpl);
+HWY_EXPORT(Float64RowFromAnchorSimdImpl);
+HWY_EXPORT(DdSinCosColumnsSimdImpl);
+HWY_EXPORT(TargetNameImpl);
 
 bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               const double* sj, const double* cj,
@@ -309,6 +772,29 @@ bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Float32RowFromAnchorSimdImpl)(
       s0, c0, sj, cj, columns, half, layout, row, stream, slow, ctx);
+}
+
+bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
+                             const double* sj, const double* cj,
+                             uint32_t columns, uint32_t half, Layout layout,
+                             bool bfloat16, uint16_t* row, SlowColumnFn slow,
+                             void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorSimdImpl)(
+      s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
+}
+
+bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
+                              uint32_t half, Layout layout, double* row,
+                              bool stream, SlowColumnFn slow, void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Float64RowFromAnchorSimdImpl)(
+      a, columns, half, layout, row, stream, slow, ctx);
+}
+
+bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,
+                         uint32_t columns, uint32_t pos, double* s_hi,
+                         double* s_lo, double* c_hi, double* c_lo) {
+  return HWY_DYNAMIC_DISPATCH(DdSinCosColumnsSimdImpl)(w0, w1, w2, columns, pos,
+                                                       s_hi, s_lo, c_hi, c_lo);
 }
 
 void FlushStreamingStores() { HWY_DYNAMIC_DISPATCH(FlushStreamImpl)(); }
@@ -328,6 +814,10 @@ bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,
 }
 
 const char* SimdKernelTargetName() {
+  return HWY_DYNAMIC_DISPATCH(TargetNameImpl)();
+}
+
+const char* SimdBestTargetName() {
   const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
   const int64_t best = targets & -targets;  // lower bit = better target
 #if HWY_ARCH_X86

@@ -1,4 +1,6 @@
-// SIMD kernels of the fast path (core/sincos_fast.h on Highway vectors), with
+// SIMD kernels of the fast path (core/sincos_fast.h on Highway vectors), of
+// the double-double path (core/sincos_double_double.h) and of the
+// angle-addition range paths for every dtype (core/angle_addition.h), with
 // run-time dispatch to the best x86 target that has FMA (AVX2, AVX-512).
 // On CPUs without FMA they report `false` and callers use the scalar path.
 //
@@ -58,13 +60,58 @@ bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               float* row, bool stream, SlowColumnFn slow,
                               void* ctx);
 
+// The same for a float16 (bfloat16 = false) or bfloat16 row of 16-bit
+// words: each value rounded straight from the double y (never through
+// float32) by the vector equivalent of RoundDoubleToBits, decided by the
+// same interval tests (absolute slack kAngleAddCheckSlack, relative
+// kFastCheckSlack for the anchor row). Ordinary stores only.
+bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
+                             const double* sj, const double* cj,
+                             uint32_t columns, uint32_t half, Layout layout,
+                             bool bfloat16, uint16_t* row, SlowColumnFn slow,
+                             void* ctx);
+
+// Double-double arrays of the float64 range path: anchor row s0/c0 and
+// table row sj/cj (sin/cos(j f_i)); sj_hi == nullptr for the anchor row
+// itself. A NaN hi word marks a value that is not available (risky).
+struct DdArrays {
+  const double *s0_hi, *s0_lo, *c0_hi, *c0_lo;
+  const double *sj_hi, *sj_lo, *cj_hi, *cj_lo;
+};
+
+// Float64 row p0 + j from its anchor by double-double angle addition
+// (core/angle_addition.h): writes RN_double of the double-double
+// s0*cj + c0*sj and c0*cj - s0*sj where the interval test with absolute
+// slack kDdAngleAddCheckSlack decides it (anchor row: relative slack
+// kDoubleDoubleCheckSlack), calls `slow` for every other column (after
+// storing). `stream`: non-temporal stores where aligned, as for float32
+// (call FlushStreamingStores before publishing the output). False if no
+// SIMD target with FMA.
+bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
+                              uint32_t half, Layout layout, double* row,
+                              bool stream, SlowColumnFn slow, void* ctx);
+
+// DoubleDoubleSinCosOf(pos, {w0[i], w1[i], w2[i]}) for columns
+// [0, columns), operation for operation (the same bits), as double-double
+// hi/lo arrays; risky results get a NaN hi word. Writes
+// RoundUpToKernelLanes(columns) entries. False if no SIMD target with FMA.
+bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,
+                         uint32_t columns, uint32_t pos, double* s_hi,
+                         double* s_lo, double* c_hi, double* c_lo);
+
 // Orders earlier non-temporal stores of this thread before later stores
 // (sfence on x86).
 void FlushStreamingStores();
 
-// Name of the SIMD target the kernels dispatch to on this CPU ("AVX3",
-// "AVX2", ...), or "scalar" when none with FMA is available.
+// Name of the SIMD target the kernels dispatch to now ("AVX3", "AVX2", ...;
+// asked of the dispatched code itself, so it honours hwy's target masks), or
+// "scalar" when none with FMA is available.
 const char* SimdKernelTargetName();
+
+// Name of the best target with FMA that this CPU supports and posenc was
+// compiled for (Highway's compiled targets include AVX3 = AVX-512 on x86),
+// or "scalar".
+const char* SimdBestTargetName();
 
 }  // namespace posenc
 

@@ -12,10 +12,7 @@ namespace {
 
 // Taylor coefficients as double-doubles: sin_c[k] = (-1)^k/(2k+1)!,
 // cos_c[k] = (-1)^k/(2k)!, k <= 13; each within 2^-106 relative.
-struct TaylorTables {
-  DoubleDouble sin_c[14];
-  DoubleDouble cos_c[14];
-};
+using TaylorTables = DoubleDoubleTaylor;
 
 TaylorTables BuildTaylorTables() {
   TaylorTables t;
@@ -57,6 +54,8 @@ DoubleDouble HornerDd(const DoubleDouble* c, int first, DoubleDouble z) {
 }
 
 }  // namespace
+
+const DoubleDoubleTaylor& DoubleDoubleTaylorTables() { return Taylor(); }
 
 DoubleDoubleSinCos DoubleDoubleSinCosOf(double pos, const FrequencyWords& f) {
   // Angle: x = x0 + (e0 + x1) + (e1 + x2), |each group| ~ 2^24, 2^-29, 2^-82.

@@ -37,6 +37,15 @@ struct DoubleDoubleSinCos {
 // Precondition: pos an integer in [0, 2^24]; f.w0 in [2^-900, 1].
 DoubleDoubleSinCos DoubleDoubleSinCosOf(double pos, const FrequencyWords& f);
 
+// Taylor coefficients of DoubleDoubleSinCosOf (for the SIMD version in
+// core/row_kernel_simd.cc, which repeats it operation for operation):
+// sin_c[k] = (-1)^k/(2k+1)!, cos_c[k] = (-1)^k/(2k)!, k <= 13.
+struct DoubleDoubleTaylor {
+  DoubleDouble sin_c[14];
+  DoubleDouble cos_c[14];
+};
+const DoubleDoubleTaylor& DoubleDoubleTaylorTables();
+
 // Correctly rounded double of the real value y (|y - (hi+lo)| <=
 // kDoubleDoubleRelError * |y|), or false when not decided.
 bool RoundDoubleDoubleToDouble(DoubleDouble y, double* out);

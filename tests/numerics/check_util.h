@@ -51,6 +51,21 @@ inline void ReportChecked(const CheckStats& stats) {
   EXPECT_EQ(stats.mismatches, 0u);
 }
 
+// For comparisons with something other than MPFR (core's own per-row path,
+// the compiler's conversions): recorded as values_compared_not_mpfr, never
+// as values_checked (docs/numerics.md counts only MPFR comparisons).
+inline void ReportComparedNotMpfr(const CheckStats& stats, const char* with) {
+  ::testing::Test::RecordProperty("values_compared_not_mpfr",
+                                  std::to_string(stats.values));
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::printf("[numerics] %s.%s: %" PRIu64
+              " values compared with %s (not "
+              "MPFR), %" PRIu64 " mismatched\n",
+              info->test_suite_name(), info->name(), stats.values, with,
+              stats.mismatches);
+  EXPECT_EQ(stats.mismatches, 0u);
+}
+
 }  // namespace posenc::testing
 
 #endif  // POSENC_TESTS_NUMERICS_CHECK_UTIL_H_

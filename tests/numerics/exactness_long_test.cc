@@ -45,13 +45,16 @@ TEST(LongRandomSamples, MillionsOfValuesEveryDtype_ZeroMismatchedBits) {
   testing::ReportChecked(stats);
 }
 
-// The float32 range path (angle addition from anchor rows, ComputeRows):
-// random ranges of 16..200 rows anywhere up to 2^24, sampled pairs.
-TEST(LongRandomSamples, Float32RangesAngleAddition_ZeroMismatchedBits) {
+// The range path (angle addition from anchor rows, ComputeRows; float32,
+// float16 and bfloat16, float64 per row): random ranges of 16..200 rows
+// anywhere up to 2^24, sampled pairs, every dtype.
+TEST(LongRandomSamples, RangesAngleAdditionEveryDtype_ZeroMismatchedBits) {
   std::mt19937_64 rng(54321);
   testing::CheckStats stats;
   const double kBases[] = {500.0, 1e4, 1e6, 500.5, 2.0, 123456.789};
   constexpr uint32_t kDs[] = {4, 30, 512, 4096, 8192, 65536};
+  constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,
+                               DType::kFloat16, DType::kBFloat16};
   constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
                                  Layout::kConcatCosSin};
   while (stats.values < 1000000) {
@@ -59,7 +62,7 @@ TEST(LongRandomSamples, Float32RangesAngleAddition_ZeroMismatchedBits) {
     spec.d = kDs[rng() % 6];
     spec.base = kBases[rng() % 6];
     spec.frequency = (rng() & 1) ? Frequency::kPaper : Frequency::kT2T;
-    spec.dtype = DType::kFloat32;
+    spec.dtype = kDTypes[rng() % 4];
     spec.layout = kLayouts[rng() % 3];
     testing::ReferenceFamily ref(spec);
     const EncodingPlan plan(spec);

@@ -141,12 +141,25 @@ TEST(FrameworkPresets, PosencEqualsFrameworkFormulaInExactArithmetic) {
 // How far float32-computed framework tables are from the exact ones: the
 // PyTorch tutorial (float32 exp(arange * c), float32 product, sinf/cosf),
 // fairseq (same, T2T frequencies) and ggml (expf/logf, cosf/sinf).
+// README.md's table "How far is your framework's own float32 table from the
+// exact one" (max abs error at max_len 8192 and 10^6) and docs/numerics.md's
+// share of values differing: the test asserts both, so they cannot drift.
+// Tolerances: 5% relative on the error (the README rounds to two digits;
+// libm's float sinf/cosf may differ by an ulp between versions), 1
+// percentage point on the share.
+constexpr double kReadmeErrorTolerance = 0.05;
+constexpr double kDifferingTolerancePoints = 1.0;
+
 struct Float32Framework {
   const char* name;
   Layout layout;
   Frequency frequency;
   // float32 frequency of pair i, as the framework computes it.
   float (*freq)(uint32_t d, uint32_t i);
+  // Documented figures for max_len 8192 and 10^6: max abs error (README.md)
+  // and percent of values differing from exact (docs/numerics.md).
+  double max_err[2];
+  double differing_percent[2];
 };
 
 float PyTorchFreq(uint32_t d, uint32_t i) {
@@ -164,10 +177,24 @@ float GgmlFreq(uint32_t d, uint32_t i) {
 
 TEST(FrameworkFloat32Error, D512_ReportsMaxAbsErrorVsExact) {
   constexpr Float32Framework kFrameworks[] = {
-      {"pytorch_tutorial", Layout::kInterleaved, Frequency::kPaper,
-       PyTorchFreq},
-      {"fairseq", Layout::kConcatSinCos, Frequency::kT2T, FairseqFreq},
-      {"ggml", Layout::kConcatCosSin, Frequency::kPaper, GgmlFreq},
+      {"pytorch_tutorial",
+       Layout::kInterleaved,
+       Frequency::kPaper,
+       PyTorchFreq,
+       {4.7e-4, 6.0e-2},
+       {92.3, 99.4}},
+      {"fairseq",
+       Layout::kConcatSinCos,
+       Frequency::kT2T,
+       FairseqFreq,
+       {4.9e-4, 6.2e-2},
+       {93.6, 99.5}},
+      {"ggml",
+       Layout::kConcatCosSin,
+       Frequency::kPaper,
+       GgmlFreq,
+       {4.7e-4, 6.0e-2},
+       {92.3, 99.4}},
   };
   constexpr uint32_t d = 512;
   uint64_t checked = 0;
@@ -180,7 +207,8 @@ TEST(FrameworkFloat32Error, D512_ReportsMaxAbsErrorVsExact) {
     std::vector<float> freq(d / 2);
     for (uint32_t i = 0; i < d / 2; ++i) freq[i] = fw.freq(d, i);
     const EncodingPlan plan(spec);
-    for (uint32_t max_len : {8192u, 1000000u}) {
+    for (int which = 0; which < 2; ++which) {
+      const uint32_t max_len = which == 0 ? 8192u : 1000000u;
       // All rows up to 8192; for 10^6, every 97th row plus the last 512.
       std::vector<uint32_t> positions;
       for (uint32_t p = 0; p < max_len; p += (max_len > 8192 ? 97 : 1))
@@ -216,11 +244,21 @@ TEST(FrameworkFloat32Error, D512_ReportsMaxAbsErrorVsExact) {
                          std::to_string(max_len) + "_max_abs_error",
                      std::to_string(max_err));
       EXPECT_GT(max_err, 0.0);  // float32 arithmetic is not exact
+      EXPECT_NEAR(max_err, fw.max_err[which],
+                  kReadmeErrorTolerance * fw.max_err[which])
+          << fw.name << " max_len " << max_len
+          << ": README.md's error table is out of date";
+      EXPECT_NEAR(100.0 * differing / total, fw.differing_percent[which],
+                  kDifferingTolerancePoints)
+          << fw.name << " max_len " << max_len
+          << ": docs/numerics.md's share of differing values is out of date";
     }
   }
-  RecordProperty("values_checked", std::to_string(checked));
-  std::printf("[numerics] FrameworkFloat32Error: %llu values compared\n",
-              static_cast<unsigned long long>(checked));
+  RecordProperty("values_compared_not_mpfr", std::to_string(checked));
+  std::printf(
+      "[numerics] FrameworkFloat32Error: %llu values compared with posenc's "
+      "output (not MPFR)\n",
+      static_cast<unsigned long long>(checked));
 }
 
 }  // namespace
