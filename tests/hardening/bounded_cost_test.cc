@@ -35,6 +35,7 @@ class BoundedCostTest : public ServerTest {
   std::unique_ptr<PosencClient> OwnConnection(int n) {
     PosencClient::Options options = ClientOptions();
     options.max_receive_bytes = (1 << 30) - 1 - n;
+    options.timeout = absl::Seconds(120);  // heavy work, sanitizer builds
     return std::make_unique<PosencClient>(options);
   }
   // A float64 table of 32 MiB with a base nobody asked for: seconds of
