@@ -118,15 +118,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!spec.ok()) return 0;
   Check(spec->table_bytes() <= limits.max_message_bytes, "over the limit");
   std::shared_ptr<const Table> table = Cache().GetOrCompute(*spec);
-  grpc::Slice data;
+  grpc::Slice bytes;
   if (table != nullptr) {
-    data = TableSlice(std::move(table)).sub(0, spec->table_bytes());
+    bytes = TableSlice(std::move(table)).sub(0, spec->table_bytes());
   } else {
-    data = NewSlice(spec->table_bytes());
-    ComputeRows(*spec, 0, spec->max_len, MutableData(data));
+    bytes = NewSlice(spec->table_bytes());
+    ComputeRows(*spec, 0, spec->max_len, MutableData(bytes));
   }
   CheckTensor<v1::GetTableResponse>(
-      BuildGetTableResponse(*spec, std::move(data)), *spec, spec->max_len,
+      BuildGetTableResponse(*spec, std::move(bytes)), *spec, spec->max_len,
       false);
 #elif POSENC_FUZZ_METHOD == 1
   absl::StatusOr<RangePlan> plan = PlanStreamRows(raw, limits);
@@ -153,13 +153,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (table == nullptr && lookup.compute_whole) {
     table = Cache().ComputeWhole(plan->spec);
   }
-  grpc::Slice data = NewSlice(plan->positions.size() * plan->spec.row_bytes());
+  grpc::Slice rows = NewSlice(plan->positions.size() * plan->spec.row_bytes());
   if (table != nullptr) {
-    GatherRows(*plan, *table, MutableData(data));
+    GatherRows(*plan, *table, MutableData(rows));
   } else {
-    ComputePositions(plan->spec, plan->positions, MutableData(data));
+    ComputePositions(plan->spec, plan->positions, MutableData(rows));
   }
-  CheckTensor<v1::GetRowsResponse>(BuildGetRowsResponse(*plan, std::move(data)),
+  CheckTensor<v1::GetRowsResponse>(BuildGetRowsResponse(*plan, std::move(rows)),
                                    plan->spec, plan->positions.size(), false);
 #endif
   return 0;
