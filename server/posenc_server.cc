@@ -79,9 +79,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
 // metadata, and logs it with the status of a call that fails.
 class CallInterceptor final : public grpc::experimental::Interceptor {
  public:
-  CallInterceptor(std::atomic<int64_t>* live, const char* method)
+  CallInterceptor(std::atomic<int64_t>* live, std::atomic<uint64_t>* started,
+                  const char* method)
       : live_(live), method_(method) {
     live_->fetch_add(1, std::memory_order_relaxed);
+    started->fetch_add(1, std::memory_order_relaxed);
   }
   ~CallInterceptor() override {
     live_->fetch_sub(1, std::memory_order_relaxed);
@@ -125,7 +127,9 @@ class CallInterceptor final : public grpc::experimental::Interceptor {
 class CallInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit CallInterceptorFactory(std::atomic<int64_t>* live) : live_(live) {}
+  CallInterceptorFactory(std::atomic<int64_t>* live,
+                         std::atomic<uint64_t>* started)
+      : live_(live), started_(started) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
     const char* method = info->method();
@@ -133,11 +137,12 @@ class CallInterceptorFactory final
         !absl::StartsWith(method, "/posenc.v1.PositionalEncoding/")) {
       return nullptr;  // health Watch streams and reflection are not waited
     }
-    return new CallInterceptor(live_, method);
+    return new CallInterceptor(live_, started_, method);
   }
 
  private:
   std::atomic<int64_t>* const live_;
+  std::atomic<uint64_t>* const started_;
 };
 
 }  // namespace
@@ -207,8 +212,8 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
-  interceptors.push_back(
-      std::make_unique<CallInterceptorFactory>(&server->live_calls_));
+  interceptors.push_back(std::make_unique<CallInterceptorFactory>(
+      &server->live_calls_, &server->calls_started_));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   grpc::ResourceQuota quota("posenc");
   quota.Resize(options.grpc_memory_bytes);
@@ -240,15 +245,18 @@ void PosencServer::Stop(bool lame_duck) {
   // Health first, so health checks and load balancers stop routing here,
   // while every call is still served for the lame-duck period.
   server_->GetHealthCheckService()->SetServingStatus(false);
+  const bool busy_at_signal = live_calls_.load(std::memory_order_relaxed) > 0;
+  const uint64_t started_at_signal =
+      calls_started_.load(std::memory_order_relaxed);
   if (lame_duck && options_.lame_duck_seconds > 0) {
     absl::SleepFor(absl::Seconds(options_.lame_duck_seconds));
   }
   // Then stop taking table calls (UNAVAILABLE: by now health checks and
   // proxies route elsewhere) and let the calls in flight finish within the
-  // grace period. A call counts until gRPC has sent everything it queued,
-  // trailers included, to a reader however slow (live_calls_): waiting only
-  // for the handlers to call Finish, then shutting down, cancelled the last
-  // messages and the trailers still queued (the drain bug).
+  // grace period. A call counts until gRPC destroys it (live_calls_), well
+  // after its handler called Finish; shutting down as soon as the handlers
+  // had finished cancelled the last messages and trailers still queued for
+  // slow readers (the drain bug).
   service_->StartDraining();
   const absl::Time deadline =
       absl::Now() + absl::Seconds(options_.grace_seconds);
@@ -259,12 +267,21 @@ void PosencServer::Stop(bool lame_duck) {
   }
   // grpc::Server::Shutdown closes the listener, sends GOAWAY and waits until
   // its deadline for calls (none of ours are left, unless the grace period
-  // ran out: they are cancelled then) and for every connection to close,
-  // idle ones too, which can take seconds: a short tail, within the grace
-  // period, lets the transport flush its last bytes, then cancels what is
-  // left (health Watch streams) and closes the connections.
+  // ran out: they are cancelled then) and for every connection to close; at
+  // the deadline it closes them, dropping what the transport has not written
+  // yet. A call gRPC has destroyed may still have its last messages and
+  // trailers in the transport's buffers, waiting for a slow reader (a proxy
+  // forwarding at its client's pace), so when calls ran during the drain the
+  // connections get the rest of the grace period to flush and close. With
+  // none, only a short tail: an idle client's graceful GOAWAY handshake
+  // would otherwise hold the exit for seconds.
+  const bool had_calls =
+      busy_at_signal ||
+      calls_started_.load(std::memory_order_relaxed) != started_at_signal;
   const absl::Time end =
-      std::min(deadline, absl::Now() + absl::Seconds(kShutdownTailSeconds));
+      had_calls ? deadline
+                : std::min(deadline,
+                           absl::Now() + absl::Seconds(kShutdownTailSeconds));
   server_->Shutdown(absl::ToChronoTime(end));
   server_->Wait();
 }

@@ -75,6 +75,8 @@ class PosencServer {
   std::unique_ptr<MetricsExposer> metrics_;
   // posenc.v1 calls gRPC has not destroyed yet (see CallInterceptor).
   std::atomic<int64_t> live_calls_{0};
+  // posenc.v1 calls started since the server started.
+  std::atomic<uint64_t> calls_started_{0};
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };
