@@ -40,7 +40,8 @@ def ratio_line(name, value, target, noise):
         verdict = "within noise"
     else:
         verdict = "missed"
-    return f"{name}: {value:.3f} (target >= {target}, noise +-{noise}: {verdict})"
+    return (f"{name}: {value:.3f} (target >= {target}, noise +-{noise:.2f}: "
+            f"{verdict})")
 
 
 def hit_ratio_run(args, tmp, balance, posenc, at):
