@@ -238,6 +238,24 @@ def scenario_fixed_key_same_replica(args, tmp, f):
             f.check(sorted(delta) == [0, 0, 20],
                     f"family {i}: 20 calls over 20 max_lens all on one "
                     f"replica, per replica {delta}")
+        # posenc.aio sends the same key: its calls land on the sync owner.
+        import asyncio
+        spec = posenc.TableSpec(max_len=8, **families(7)[6])
+        owner = owners_of(posenc, cluster, spec, calls=3)
+        before = [table_calls(stats_of(posenc, r.target))
+                  for r in cluster.replicas]
+
+        async def aio_calls():
+            async with posenc.aio.Client(cluster.target, timeout=20) as c:
+                for n in range(1, 11):
+                    await c.table(posenc.TableSpec(
+                        max_len=4 * n, **families(7)[6]))
+        asyncio.run(aio_calls())
+        after = [table_calls(stats_of(posenc, r.target))
+                 for r in cluster.replicas]
+        delta = [a - b for a, b in zip(after, before)]
+        f.check(len(owner) == 1 and delta[owner[0]] == 10 and sum(delta) == 10,
+                f"asyncio client: 10 calls on the sync owner {owner}: {delta}")
         # The replica echoes the key it was routed by in initial metadata.
         import grpc
         from posenc.v1 import posenc_pb2, posenc_pb2_grpc
