@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
 #include "common/proto_conversion.h"
+#include "common/routing_key.h"
 
 namespace posenc {
 namespace {
@@ -73,9 +74,13 @@ PosencClient::PosencClient(Options options) : options_(std::move(options)) {
   health_ = grpc::health::v1::Health::NewStub(channel_);
 }
 
-void PosencClient::Prepare(grpc::ClientContext* context) const {
+void PosencClient::Prepare(grpc::ClientContext* context,
+                           const v1::TableSpec* spec) const {
   context->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
   context->set_wait_for_ready(options_.wait_for_ready);
+  if (spec != nullptr && options_.send_routing_key) {
+    context->AddMetadata(kRoutingKeyHeader, RoutingKey(*spec));
+  }
 }
 
 absl::StatusOr<Tensor> PosencClient::GetTable(const TableSpec& spec) {
@@ -83,7 +88,7 @@ absl::StatusOr<Tensor> PosencClient::GetTable(const TableSpec& spec) {
   *request.mutable_spec() = SpecToProto(spec);
   v1::GetTableResponse response;
   grpc::ClientContext context;
-  Prepare(&context);
+  Prepare(&context, &request.spec());
   grpc::Status status = stub_->GetTable(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
   return TakeTensor(response.mutable_table());
@@ -128,7 +133,7 @@ absl::Status PosencClient::StreamRows(const TableSpec& spec, uint32_t start,
   request.set_start(start);
   if (end.has_value()) request.set_end(*end);
   grpc::ClientContext context;
-  Prepare(&context);
+  Prepare(&context, &request.spec());
   std::unique_ptr<grpc::ClientReader<v1::StreamRowsResponse>> reader =
       stub_->StreamRows(&context, request);
   return ReadStream(context, *reader, on_row);
@@ -144,7 +149,7 @@ absl::Status PosencClient::StreamBatches(const TableSpec& spec, uint32_t start,
   if (end.has_value()) request.set_end(*end);
   request.set_rows_per_batch(rows_per_batch);
   grpc::ClientContext context;
-  Prepare(&context);
+  Prepare(&context, &request.spec());
   std::unique_ptr<grpc::ClientReader<v1::StreamBatchesResponse>> reader =
       stub_->StreamBatches(&context, request);
   return ReadStream(context, *reader, on_batch);
@@ -157,7 +162,7 @@ absl::StatusOr<Tensor> PosencClient::GetRows(
   request.mutable_positions()->Add(positions.begin(), positions.end());
   v1::GetRowsResponse response;
   grpc::ClientContext context;
-  Prepare(&context);
+  Prepare(&context, &request.spec());
   grpc::Status status = stub_->GetRows(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
   return TakeTensor(response.mutable_rows());

@@ -3,7 +3,8 @@
 // Wraps the generated stub: takes core TableSpecs, returns Tensors (raw
 // little-endian bytes plus shape) and maps every gRPC status to an
 // absl::Status with the same code and message. Each call gets the
-// configured deadline.
+// configured deadline, and every table call carries the `x-posenc-table`
+// routing key (common/routing_key.h) for consistent-hash proxies.
 //
 // Thread-safe: one client (one channel) can serve many threads; reuse it.
 #ifndef POSENC_CLIENT_POSENC_CLIENT_H_
@@ -56,6 +57,10 @@ class PosencClient {
     std::string lb_policy;
     // Wait for a ready connection instead of failing fast when none is up.
     bool wait_for_ready = false;
+    // Send the `x-posenc-table` routing key (common/routing_key.h) with
+    // every table call, so a proxy can route each table family to one
+    // replica. Off only to test a proxy's fallback for clients without it.
+    bool send_routing_key = true;
   };
 
   explicit PosencClient(Options options);
@@ -93,7 +98,10 @@ class PosencClient {
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
-  void Prepare(grpc::ClientContext* context) const;
+  // Sets the deadline and, for a table call (`spec` set), the routing key
+  // metadata (common/routing_key.h).
+  void Prepare(grpc::ClientContext* context,
+               const v1::TableSpec* spec = nullptr) const;
   template <typename Response>
   absl::Status ReadStream(grpc::ClientContext& context,
                           grpc::ClientReader<Response>& reader,

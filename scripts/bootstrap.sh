@@ -20,6 +20,7 @@ test_pkgs=(
   golang-github-golang-protobuf-1-5-dev
   nodejs
   docker.io debootstrap docker-compose
+  haproxy nginx-light
 )
 
 pkgs=("${build_pkgs[@]}")

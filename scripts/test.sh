@@ -2,7 +2,8 @@
 # Installs what is missing (Debian packages), builds posenc and runs every
 # test suite:
 #   1. the Release build and its ctest run (unit, integration, numerics,
-#      interop, replica, hardening with a short soak, deploy, bench configs);
+#      interop, replica, affinity (3 replicas behind HAProxy), hardening with
+#      a short soak, deploy, bench configs);
 #   2. the Docker image test (ctest label `docker`; skipped without root);
 #   3. the cache and compute-pool tests under ThreadSanitizer (`tsan` preset);
 #   4. the whole suite under AddressSanitizer + UBSan (`asan` preset);

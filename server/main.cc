@@ -67,9 +67,14 @@ ABSL_FLAG(uint64_t, max_inflight_bytes, kDefaults.max_inflight_bytes,
           "buffers, evicted tables still being sent)");
 ABSL_FLAG(uint64_t, grpc_memory_bytes, kDefaults.grpc_memory_bytes,
           "gRPC's ResourceQuota: memory for its own buffers");
+ABSL_FLAG(double, lame_duck_seconds, kDefaults.lame_duck_seconds,
+          "on SIGTERM/SIGINT, seconds the server keeps serving with health "
+          "NOT_SERVING, so health checks and proxies move traffic away, "
+          "before it stops taking calls (0 = stop taking calls at once)");
 ABSL_FLAG(double, grace_seconds, kDefaults.grace_seconds,
-          "on SIGTERM/SIGINT, seconds in-flight calls may take to finish "
-          "before they are cancelled");
+          "after the lame-duck period, seconds in-flight calls may take to "
+          "finish (streams keep sending to slow readers) before they are "
+          "cancelled");
 
 ABSL_FLAG(std::string, metrics_listen, kDefaults.metrics_listen,
           "host:port serving Prometheus metrics at http://host:port/metrics "
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_misses_per_connection);
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
+  options.lame_duck_seconds = absl::GetFlag(FLAGS_lame_duck_seconds);
   options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
@@ -153,9 +159,11 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   const absl::Time stop_start = absl::Now();
-  posenc::Log("INFO", "received %s: draining for up to %gs",
+  posenc::Log("INFO",
+              "received %s: draining for up to %gs (health NOT_SERVING, "
+              "serving on for lame_duck_seconds=%g first)",
               signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
-              options.grace_seconds);
+              options.grace_seconds, options.lame_duck_seconds);
   (*server)->Shutdown();
   posenc::Log("INFO", "posenc_server stopped after %.3fs",
               absl::ToDoubleSeconds(absl::Now() - stop_start));

@@ -6,22 +6,32 @@
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <grpcpp/support/server_interceptor.h>
 #include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/routing_key.h"
 #include "grpc/health/v1/health.pb.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
 namespace posenc {
 namespace {
+
+// At the end of a drain, how long gRPC may take to flush and close the
+// connections (never past the grace period).
+constexpr double kShutdownTailSeconds = 0.5;
 
 // Headroom for a response's non-tensor fields above --max_message_bytes.
 constexpr int kResponseHeaderBytes = 4096;
@@ -60,6 +70,80 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   }
   return grpc::SslServerCredentials(ssl);
 }
+
+// After the handler has called Finish, gRPC may still hold the call's last
+// messages and its trailers, queued for a slow reader. A posenc call is done
+// only when gRPC destroys it, which is when this interceptor goes: so it
+// counts posenc.v1 calls alive in gRPC (Shutdown waits for none to be left).
+// It also echoes the client's routing key (x-posenc-table) in the initial
+// metadata, and logs it with the status of a call that fails.
+class CallInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  CallInterceptor(std::atomic<int64_t>* live, std::atomic<uint64_t>* started,
+                  const char* method)
+      : live_(live), method_(method) {
+    live_->fetch_add(1, std::memory_order_relaxed);
+    started->fetch_add(1, std::memory_order_relaxed);
+  }
+  ~CallInterceptor() override {
+    live_->fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+      std::multimap<grpc::string_ref, grpc::string_ref>* metadata =
+          methods->GetRecvInitialMetadata();
+      auto it = metadata->find(kRoutingKeyHeader);
+      if (it != metadata->end()) {
+        key_.assign(it->second.data(), it->second.size());
+      }
+    }
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_INITIAL_METADATA) &&
+        !key_.empty()) {
+      methods->GetSendInitialMetadata()->emplace(kRoutingKeyHeader, key_);
+    }
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const grpc::Status status = methods->GetSendStatus();
+      if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
+        Log("INFO", "%s failed: %s (code %d) %s=%s", method_,
+            status.error_message(), static_cast<int>(status.error_code()),
+            kRoutingKeyHeader, key_.empty() ? "(none)" : key_);
+      }
+    }
+    methods->Proceed();
+  }
+
+ private:
+  std::atomic<int64_t>* const live_;
+  const char* const method_;
+  std::string key_;
+};
+
+class CallInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  CallInterceptorFactory(std::atomic<int64_t>* live,
+                         std::atomic<uint64_t>* started)
+      : live_(live), started_(started) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    const char* method = info->method();
+    if (method == nullptr ||
+        !absl::StartsWith(method, "/posenc.v1.PositionalEncoding/")) {
+      return nullptr;  // health Watch streams and reflection are not waited
+    }
+    return new CallInterceptor(live_, started_, method);
+  }
+
+ private:
+  std::atomic<int64_t>* const live_;
+  std::atomic<uint64_t>* const started_;
+};
 
 }  // namespace
 
@@ -125,6 +209,12 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(options.max_concurrent_streams));
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(std::make_unique<CallInterceptorFactory>(
+      &server->live_calls_, &server->calls_started_));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   grpc::ResourceQuota quota("posenc");
   quota.Resize(options.grpc_memory_bytes);
   builder.SetResourceQuota(quota);
@@ -146,23 +236,53 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   return server;
 }
 
-void PosencServer::Shutdown() {
+void PosencServer::Shutdown() { Stop(/*lame_duck=*/true); }
+
+void PosencServer::Stop(bool lame_duck) {
   absl::MutexLock lock(&shutdown_mu_);
   if (shut_down_) return;
   shut_down_ = true;
-  // Health first, so load balancers stop routing here; new table calls get
-  // UNAVAILABLE while the ones in flight have up to the grace period.
+  // Health first, so health checks and load balancers stop routing here,
+  // while every call is still served for the lame-duck period.
   server_->GetHealthCheckService()->SetServingStatus(false);
+  const bool busy_at_signal = live_calls_.load(std::memory_order_relaxed) > 0;
+  const uint64_t started_at_signal =
+      calls_started_.load(std::memory_order_relaxed);
+  if (lame_duck && options_.lame_duck_seconds > 0) {
+    absl::SleepFor(absl::Seconds(options_.lame_duck_seconds));
+  }
+  // Then stop taking table calls (UNAVAILABLE: by now health checks and
+  // proxies route elsewhere) and let the calls in flight finish within the
+  // grace period. A call counts until gRPC destroys it (live_calls_), well
+  // after its handler called Finish; shutting down as soon as the handlers
+  // had finished cancelled the last messages and trailers still queued for
+  // slow readers (the drain bug).
   service_->StartDraining();
   const absl::Time deadline =
       absl::Now() + absl::Seconds(options_.grace_seconds);
-  while (stats_.TotalInFlight() > 0 && absl::Now() < deadline) {
+  while ((stats_.TotalInFlight() > 0 ||
+          live_calls_.load(std::memory_order_relaxed) > 0) &&
+         absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(10));
   }
-  // grpc::Server::Shutdown waits for every client connection to close until
-  // its deadline, even idle ones, so it gets a deadline that has passed: it
-  // cancels what is left and closes the connections now.
-  server_->Shutdown(std::chrono::system_clock::now());
+  // grpc::Server::Shutdown closes the listener, sends GOAWAY and waits until
+  // its deadline for calls (none of ours are left, unless the grace period
+  // ran out: they are cancelled then) and for every connection to close; at
+  // the deadline it closes them, dropping what the transport has not written
+  // yet. A call gRPC has destroyed may still have its last messages and
+  // trailers in the transport's buffers, waiting for a slow reader (a proxy
+  // forwarding at its client's pace), so when calls ran during the drain the
+  // connections get the rest of the grace period to flush and close. With
+  // none, only a short tail: an idle client's graceful GOAWAY handshake
+  // would otherwise hold the exit for seconds.
+  const bool had_calls =
+      busy_at_signal ||
+      calls_started_.load(std::memory_order_relaxed) != started_at_signal;
+  const absl::Time end =
+      had_calls ? deadline
+                : std::min(deadline,
+                           absl::Now() + absl::Seconds(kShutdownTailSeconds));
+  server_->Shutdown(absl::ToChronoTime(end));
   server_->Wait();
 }
 
@@ -193,7 +313,7 @@ PosencServer::~PosencServer() {
   // Members then go in reverse order: the metrics page, the server before
   // the service, the pool and the cache it used; no call is left holding a
   // pool task.
-  if (server_ != nullptr) Shutdown();
+  if (server_ != nullptr) Stop(/*lame_duck=*/false);
   metrics_.reset();
 }
 

@@ -8,6 +8,8 @@
 
 #include <grpcpp/server.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -42,9 +44,12 @@ class PosencServer {
   std::string RenderMetrics() const;
   TableCache& cache() { return *cache_; }
 
-  // Graceful stop: health goes NOT_SERVING, new calls are refused, in-flight
-  // calls get options().grace_seconds to finish, then are cancelled.
-  // Blocks until every call is done.
+  // Graceful stop that a proxy can follow: health goes NOT_SERVING, the
+  // server keeps serving every call for options().lame_duck_seconds (so
+  // health checks and proxies move traffic away), then refuses new table
+  // calls (UNAVAILABLE) and gives in-flight calls options().grace_seconds to
+  // finish, sending every queued message and the trailers to slow readers;
+  // what remains then is cancelled. Blocks until every call is done.
   void Shutdown();
 
   // Blocks until Shutdown has completed.
@@ -52,6 +57,8 @@ class PosencServer {
 
  private:
   explicit PosencServer(const ServerOptions& options);
+  // Shutdown, with or without the lame-duck period.
+  void Stop(bool lame_duck);
 
   const ServerOptions options_;
   const absl::Time start_time_;
@@ -66,6 +73,10 @@ class PosencServer {
   int port_ = 0;
   // Reset first by the destructor, so a scrape never sees a dead cache.
   std::unique_ptr<MetricsExposer> metrics_;
+  // posenc.v1 calls gRPC has not destroyed yet (see CallInterceptor).
+  std::atomic<int64_t> live_calls_{0};
+  // posenc.v1 calls started since the server started.
+  std::atomic<uint64_t> calls_started_{0};
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };

@@ -80,6 +80,11 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--grace_seconds must be finite and >= 0, got ", o.grace_seconds));
   }
+  if (!std::isfinite(o.lame_duck_seconds) || o.lame_duck_seconds < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--lame_duck_seconds must be finite and >= 0, got ",
+                     o.lame_duck_seconds));
+  }
   if (!o.metrics_listen.empty()) {
     const size_t mc = o.metrics_listen.rfind(':');
     uint32_t mport = 0;

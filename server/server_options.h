@@ -45,8 +45,12 @@ struct ServerOptions {
   uint64_t max_inflight_bytes = uint64_t{256} << 20;
   // gRPC's ResourceQuota: memory for its own buffers (reads, HTTP/2 frames).
   uint64_t grpc_memory_bytes = uint64_t{64} << 20;
-  // On SIGTERM/SIGINT, how long in-flight calls may take to finish before
-  // they are cancelled.
+  // On SIGTERM/SIGINT, health goes NOT_SERVING at once but the server keeps
+  // serving every call for this long (the lame-duck period), so health
+  // checks and proxies move traffic away before it stops taking calls.
+  double lame_duck_seconds = 2.0;
+  // After the lame-duck period, how long in-flight calls may take to finish
+  // (streams keep sending to slow readers) before they are cancelled.
   double grace_seconds = 10.0;
   // host:port serving Prometheus metrics over HTTP at /metrics; empty
   // disables it. Port 0 picks a free port (see PosencServer::metrics_port).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	pb "posenc/client/go/posencv1"
 )
@@ -59,6 +60,13 @@ func Dial(target string, opts ...Option) (*Client, error) {
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
+// tableContext is context plus the spec's routing key as x-posenc-table
+// metadata, so a consistent-hash proxy sends each table family to one replica.
+func (c *Client) tableContext(ctx context.Context, spec Spec) (context.Context, context.CancelFunc) {
+	ctx, cancel := c.context(ctx)
+	return metadata.AppendToOutgoingContext(ctx, RoutingKeyHeader, spec.RoutingKey()), cancel
+}
+
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return context.WithCancel(ctx)
@@ -68,7 +76,7 @@ func (c *Client) context(ctx context.Context) (context.Context, context.CancelFu
 
 // Table returns the whole table, shape [MaxLen, D].
 func (c *Client) Table(ctx context.Context, spec Spec) (*Tensor, error) {
-	ctx, cancel := c.context(ctx)
+	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()
 	resp, err := c.stub.GetTable(ctx, &pb.GetTableRequest{Spec: spec.proto()})
 	if err != nil {
@@ -80,7 +88,7 @@ func (c *Client) Table(ctx context.Context, spec Spec) (*Tensor, error) {
 // Gather returns the rows at positions, in that order (repeats allowed),
 // shape [len(positions), D].
 func (c *Client) Gather(ctx context.Context, spec Spec, positions []uint32) (*Tensor, error) {
-	ctx, cancel := c.context(ctx)
+	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()
 	resp, err := c.stub.GetRows(ctx, &pb.GetRowsRequest{Spec: spec.proto(), Positions: positions})
 	if err != nil {
@@ -106,7 +114,7 @@ type Range struct {
 // Rows calls fn for each row of r in order, with its position and a [D]
 // tensor. An error from fn cancels the stream and is returned as is.
 func (c *Client) Rows(ctx context.Context, spec Spec, r Range, fn func(position uint32, row *Tensor) error) error {
-	ctx, cancel := c.context(ctx)
+	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()
 	stream, err := c.stub.StreamRows(ctx, &pb.StreamRowsRequest{Spec: spec.proto(), Start: r.Start, End: r.End})
 	if err != nil {
@@ -120,7 +128,7 @@ func (c *Client) Rows(ctx context.Context, spec Spec, r Range, fn func(position 
 // Batches calls fn for each batch of r in order, with its first position and
 // a [rows, D] tensor. rowsPerBatch 0 lets the server pick (about 64 KiB).
 func (c *Client) Batches(ctx context.Context, spec Spec, r Range, rowsPerBatch uint32, fn func(start uint32, batch *Tensor) error) error {
-	ctx, cancel := c.context(ctx)
+	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()
 	stream, err := c.stub.StreamBatches(ctx, &pb.StreamBatchesRequest{
 		Spec: spec.proto(), Start: r.Start, End: r.End, RowsPerBatch: rowsPerBatch})

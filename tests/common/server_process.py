@@ -23,8 +23,8 @@ class ServerProcess:
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [binary, "--listen=127.0.0.1:0", "--grace_seconds=1",
-             *extra_flags],
+            [binary, "--listen=127.0.0.1:0", "--lame_duck_seconds=0",
+             "--grace_seconds=1", *extra_flags],
             stdout=self.log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
 

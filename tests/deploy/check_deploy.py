@@ -103,9 +103,11 @@ def check_k8s(objects):
         limit = quantity_bytes(resources["limits"]["memory"])
         check(limit >= int(cache) + (256 << 20),
               f"memory limit {limit} leaves < 256MiB over cache {cache}")
-    grace = float(flag_value(args, "grace_seconds") or 10)
-    check(pod.get("terminationGracePeriodSeconds", 30) > grace,
-          "terminationGracePeriodSeconds <= --grace_seconds")
+    drain = float(flag_value(args, "lame_duck_seconds") or 2) + \
+        float(flag_value(args, "grace_seconds") or 10)
+    check(pod.get("terminationGracePeriodSeconds", 30) > drain,
+          "terminationGracePeriodSeconds <= --lame_duck_seconds + "
+          "--grace_seconds")
     check(pod.get("securityContext", {}).get("runAsNonRoot") is True,
           "pod does not require runAsNonRoot")
     check(flag_value(args, "listen") is None,
@@ -157,6 +159,17 @@ def check_kustomization(root, objects):
           f"files are {sorted(files)}")
 
 
+def duration_seconds(text):
+    """Compose duration ("20s", "1m30s") in seconds."""
+    total = 0.0
+    for value, unit in re.findall(r"([\d.]+)(h|m|s|ms)", str(text)):
+        total += float(value) * {"h": 3600, "m": 60, "s": 1, "ms": 1e-3}[unit]
+    return total
+
+
+REPLICAS = ("posenc-1", "posenc-2", "posenc-3")
+
+
 def check_compose(root, image):
     result = subprocess.run(
         ["docker-compose", "-f", os.path.join(root, "docker", "compose.yaml"),
@@ -165,22 +178,128 @@ def check_compose(root, image):
                  f"docker-compose config failed: {result.stderr.strip()}"):
         return
     services = yaml.safe_load(result.stdout)["services"]
-    server = services.get("posenc", {})
-    check(server.get("image") == image,
-          f"compose image {server.get('image')} != Deployment image {image}")
+    # Three replicas of the posenc image, each draining within its stop
+    # grace period.
+    for name in REPLICAS:
+        server = services.get(name, {})
+        check(server.get("image") == image,
+              f"compose {name} image {server.get('image')} != Deployment "
+              f"image {image}")
+        test = server.get("healthcheck", {}).get("test", [])
+        check("health" in test and "posenc" in test,
+              f"compose {name} healthcheck does not use `posenc health`")
+        command = server.get("command", [])
+        drain = float(flag_value(command, "lame_duck_seconds") or 2) + \
+            float(flag_value(command, "grace_seconds") or 10)
+        check(duration_seconds(server.get("stop_grace_period", "10s")) > drain,
+              f"compose {name} stop_grace_period <= lame duck + grace")
+        check(not server.get("ports"),
+              f"compose {name} publishes ports: clients must use the proxy")
+    # The proxy, named posenc so that posenc:50051 (ghz configs) reaches it.
+    proxy = services.get("posenc", {})
+    check(proxy.get("build", {}).get("dockerfile") == "docker/haproxy.Dockerfile",
+          "compose posenc is not the HAProxy image (docker/haproxy.Dockerfile)")
     check(any(p.endswith(f":{GRPC_PORT}/tcp") or p.endswith(f":{GRPC_PORT}")
-              for p in map(str, server.get("ports", []))),
-          f"compose does not publish {GRPC_PORT}")
-    test = server.get("healthcheck", {}).get("test", [])
-    check("health" in test and "posenc" in test,
-          "compose healthcheck does not use `posenc health`")
+              or (isinstance(p, dict) and p.get("target") == GRPC_PORT)
+              for p in proxy.get("ports", [])),
+          f"compose proxy does not publish {GRPC_PORT}")
+    env = proxy.get("environment", {})
+    check([env.get(f"POSENC_{i + 1}") for i in range(3)] ==
+          [f"{r}:{GRPC_PORT}" for r in REPLICAS],
+          f"proxy POSENC_1..3 do not name the replicas: {env}")
+    deps = proxy.get("depends_on", {})
+    check(all(deps.get(r, {}).get("condition") == "service_healthy"
+              for r in REPLICAS), "proxy does not wait for healthy replicas")
     ghz = services.get("ghz", {})
-    check(ghz.get("depends_on", {}).get("posenc", {}).get("condition") ==
-          "service_healthy", "ghz does not wait for posenc to be healthy")
+    check("posenc" in ghz.get("depends_on", {}), "ghz does not wait for posenc")
     check(any(str(v).endswith(":/ghz:ro") or str(v).endswith(":/ghz")
               for v in ghz.get("volumes", [])), "bench/ghz not mounted at /ghz")
     check(any(f"posenc:{GRPC_PORT}" in a for a in ghz.get("command", [])),
-          "ghz does not target posenc:50051")
+          "ghz does not target posenc:50051 (the proxy)")
+
+
+def check_haproxy(root):
+    """deploy/haproxy/haproxy.cfg: the routing the tests rely on, and
+    `haproxy -c` on it when HAProxy is installed."""
+    path = os.path.join(root, "deploy", "haproxy", "haproxy.cfg")
+    with open(path) as f:
+        text = f.read()
+    for needle in ("tune.bufsize 65536", "balance hash req.fhdr(x-posenc-table)",
+                   "hash-type consistent", "balance hash req.body,ungrpc(1)",
+                   "http-request wait-for-body", "option redispatch",
+                   "tcp-check expect binary 00000000020801", "proto h2"):
+        check(needle in text, f"haproxy.cfg lacks `{needle}`")
+    check(text.count("tcp-check send-binary") == 3,
+          "every haproxy backend needs the gRPC health tcp-check")
+    haproxy = "/usr/sbin/haproxy"
+    if not os.path.exists(haproxy):
+        print("haproxy not installed: skipped haproxy -c")
+        return
+    env = dict(os.environ, POSENC_PROXY_BIND="127.0.0.1:50051",
+               POSENC_1="127.0.0.1:50052", POSENC_2="127.0.0.1:50053",
+               POSENC_3="127.0.0.1:50054")
+    result = subprocess.run([haproxy, "-c", "-f", path], env=env,
+                            capture_output=True, text=True, timeout=30)
+    check(result.returncode == 0,
+          f"haproxy -c failed: {result.stdout}{result.stderr}")
+
+
+def check_nginx(root):
+    """deploy/nginx/posenc.conf: the same hash key, and `nginx -t` on a copy
+    whose upstream names resolve offline."""
+    path = os.path.join(root, "deploy", "nginx", "posenc.conf")
+    with open(path) as f:
+        text = f.read()
+    check("hash $http_x_posenc_table consistent;" in text,
+          "nginx upstream does not hash x-posenc-table")
+    nginx = "/usr/sbin/nginx"
+    if not os.path.exists(nginx):
+        print("nginx not installed: skipped nginx -t")
+        return
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(re.sub(r"posenc-[123]:", "127.0.0.1:", text).replace(
+                "/tmp/posenc-nginx.pid", os.path.join(tmp, "nginx.pid")))
+        result = subprocess.run([nginx, "-t", "-c", conf, "-e", "stderr",
+                                 "-p", tmp], capture_output=True, text=True,
+                                timeout=30)
+    check(result.returncode == 0, f"nginx -t failed: {result.stderr}")
+
+
+def check_consistent_hash(root, objects):
+    """deploy/k8s/consistent-hash: Istio and Gateway API routes hash the
+    x-posenc-table header to the Service the Deployment backs."""
+    services = {name: doc for (kind, name), (_, doc) in objects.items()
+                if kind == "Service" and doc["spec"].get("clusterIP") != "None"}
+    docs = []
+    for path in sorted(glob.glob(os.path.join(
+            root, "deploy", "k8s", "consistent-hash", "*.yaml"))):
+        with open(path) as f:
+            docs += [d for d in yaml.safe_load_all(f) if d]
+    kinds = {d["kind"]: d for d in docs}
+    rule = kinds.get("DestinationRule")
+    if check(rule, "no Istio DestinationRule"):
+        lb = rule["spec"]["trafficPolicy"]["loadBalancer"]
+        check(lb.get("consistentHash", {}).get("httpHeaderName") ==
+              "x-posenc-table", "DestinationRule does not hash x-posenc-table")
+        check(rule["spec"]["host"] in services,
+              f"DestinationRule host {rule['spec']['host']} is no Service")
+    policy = kinds.get("BackendTrafficPolicy")
+    if check(policy, "no Envoy Gateway BackendTrafficPolicy"):
+        lb = policy["spec"]["loadBalancer"]
+        check(lb["type"] == "ConsistentHash" and
+              lb["consistentHash"]["header"]["name"] == "x-posenc-table",
+              "BackendTrafficPolicy does not hash x-posenc-table")
+        check(policy["spec"]["healthCheck"]["active"]["type"] == "GRPC",
+              "BackendTrafficPolicy has no active gRPC health check")
+    route = kinds.get("GRPCRoute")
+    if check(route, "no GRPCRoute"):
+        for rule_ in route["spec"]["rules"]:
+            for ref in rule_["backendRefs"]:
+                check(ref["name"] in services and ref["port"] == GRPC_PORT,
+                      f"GRPCRoute backend {ref} is not the posenc Service")
 
 
 def check_dockerfile(root):
@@ -211,11 +330,15 @@ def main():
     check_kustomization(root, objects)
     check_compose(root, image)
     check_dockerfile(root)
+    check_haproxy(root)
+    check_nginx(root)
+    check_consistent_hash(root, objects)
     for failure in failures:
         print(f"FAIL: {failure}")
     kinds = sorted({kind for kind, _ in objects})
     print(f"checked {len(objects)} objects ({', '.join(kinds)}), "
-          f"docker/compose.yaml and docker/Dockerfile: "
+          f"docker/compose.yaml, docker/Dockerfile, deploy/haproxy, "
+          f"deploy/nginx, deploy/k8s/consistent-hash: "
           f"{len(failures)} problem(s)")
     return 1 if failures else 0
 

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -197,6 +198,54 @@ std::vector<uint32_t> Range(uint32_t start, uint32_t end) {
   return positions;
 }
 
+// The routing key's base, written independently of posenc's code: the
+// fewest significant digits that read back as `x` (printf %.*e, tried from 1
+// to 17 digits), laid out as JavaScript's String(x) (ECMAScript
+// Number::toString). Only finite x > 0 occur here.
+std::string KeyBase(double x) {
+  char text[64];
+  for (int precision = 0; precision < 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*e", precision, x);
+    if (std::strtod(text, nullptr) == x) break;
+  }
+  std::string digits;
+  const char* e = std::strchr(text, 'e');
+  for (const char* c = text; c < e; ++c) {
+    if (*c != '.') digits += *c;
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const int k = static_cast<int>(digits.size());
+  const int n = std::atoi(e + 1) + 1;  // x = 0.digits * 10^n
+  if (k <= n && n <= 21) return digits + std::string(n - k, '0');
+  if (0 < n && n <= 21) return digits.substr(0, n) + "." + digits.substr(n);
+  if (-6 < n && n <= 0) return "0." + std::string(-n, '0') + digits;
+  const std::string mantissa =
+      k == 1 ? digits : digits.substr(0, 1) + "." + digits.substr(1);
+  return mantissa + "e" + (n - 1 >= 0 ? "+" : "-") +
+         std::to_string(std::abs(n - 1));
+}
+
+struct KeyCase {
+  const char* name;
+  uint32_t d;
+  double base;  // 0: unset
+  const char* dtype;
+  const char* layout;
+  const char* frequency;  // "": unset
+};
+
+// "Key <name> d=..;base=..;dtype=..;layout=..;freq=.." (SCRIPT.md).
+void PrintKey(const KeyCase& c) {
+  auto or_default = [](const char* value, const char* fallback) {
+    return *value != '\0' ? value : fallback;
+  };
+  std::printf("Key %s d=%u;base=%s;dtype=%s;layout=%s;freq=%s\n", c.name, c.d,
+              KeyBase(c.base != 0 ? c.base : 10000).c_str(),
+              or_default(c.dtype, "float32"),
+              or_default(c.layout, "interleaved"),
+              or_default(c.frequency, "paper"));
+}
+
 }  // namespace
 
 int main() {
@@ -240,6 +289,23 @@ int main() {
   std::printf("GetRows past_max_len OUT_OF_RANGE\n");
   std::printf("GetTable over_max_message RESOURCE_EXHAUSTED\n");
   std::printf("GetStats max_message_bytes 1048576\n");
+  const KeyCase keys[] = {
+      {"d4_f32", 4, 0, "", "", ""},
+      {"d512_f64_concat", 512, 500.5, "float64", "concat_sin_cos", ""},
+      {"d1024_f16_t2t", 1024, 1e6, "float16", "", "t2t"},
+      {"d64_bf16_cossin", 64, 0, "bfloat16", "concat_cos_sin", ""},
+      {"d256_bf16_t2t", 256, 0, "bfloat16", "", "t2t"},
+      {"d128_f16_concat", 128, 1234.5, "float16", "concat_sin_cos", ""},
+      {"base_1e21", 8, 1e21, "", "", ""},
+      {"base_5e-324", 8, 5e-324, "", "", ""},
+      {"base_0.1", 8, 0.1, "", "", ""},
+      {"base_123456789012345680000", 8, 123456789012345680000.0, "", "", ""},
+      {"base_1e-7", 8, 1e-7, "", "", ""},
+      {"base_1.7976931348623157e308", 8, 1.7976931348623157e308, "", "", ""},
+      {"base_0.30000000000000004", 8, 0.30000000000000004, "", "", ""},
+      {"base_1e16", 8, 1e16, "", "", ""},
+  };
+  for (const KeyCase& key : keys) PrintKey(key);
   // The worked example, from the reference float32 row, as clients print it.
   const std::string example = Row(d4, 2);
   std::printf("Example d4_pos2");

@@ -22,8 +22,9 @@ namespace {
 using HealthStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
 
 TEST(LifecycleTest, Sigterm_NotServingRefusesNewCallsDrainsThenExitsZero) {
-  ServerProcess server({"--grace_seconds=3", "--cache_bytes=8388608"},
-                       "lifecycle");
+  ServerProcess server(
+      {"--lame_duck_seconds=0", "--grace_seconds=3", "--cache_bytes=8388608"},
+      "lifecycle");
   ASSERT_NE(server.port(), 0) << server.process().Stderr();
   PosencClient client(ClientTo(server.target()));
   ExpectStillServing(client);
@@ -134,7 +135,7 @@ TEST(LifecycleTest, Sigterm_NotServingRefusesNewCallsDrainsThenExitsZero) {
 // idle client that stays connected holds gRPC's graceful GOAWAY handshake
 // open for ~5 s on gRPC 1.51; still within the grace, and exit 0.)
 TEST(LifecycleTest, SigtermWithNothingInFlight_ExitsBeforeTheGrace) {
-  ServerProcess server({"--grace_seconds=10"}, "idle");
+  ServerProcess server({"--lame_duck_seconds=0", "--grace_seconds=10"}, "idle");
   ASSERT_NE(server.port(), 0) << server.process().Stderr();
   // An idle client stays connected through the signal.
   PosencClient client(ClientTo(server.target()));

@@ -71,7 +71,8 @@ TableSpec Spec(uint32_t d, uint32_t max_len) {
 }
 
 TEST(ServerProcessTest, SigtermWithSlowStream_NotServingDrainsExitsZero) {
-  ServerProcess server({"--grace_seconds=2", "--cache_bytes=1048576"});
+  ServerProcess server(
+      {"--lame_duck_seconds=0", "--grace_seconds=2", "--cache_bytes=1048576"});
   ASSERT_NE(server.port(), 0) << server.process().Stderr();
   PosencClient client(ClientTo(server.target()));
 
@@ -140,7 +141,7 @@ TEST(ServerProcessTest, SigtermWithSlowStream_NotServingDrainsExitsZero) {
 }
 
 TEST(ServerProcessTest, SigintWithShortStream_StreamCompletesThenExitZero) {
-  ServerProcess server({"--grace_seconds=10"});
+  ServerProcess server({"--lame_duck_seconds=0", "--grace_seconds=10"});
   ASSERT_NE(server.port(), 0) << server.process().Stderr();
   PosencClient client(ClientTo(server.target()));
   std::atomic<int> rows{0};
@@ -166,7 +167,7 @@ TEST(ServerProcessTest, SigintWithShortStream_StreamCompletesThenExitZero) {
 }
 
 TEST(ServerProcessTest, SigtermWithIdleConnection_ExitsWithoutWaitingGrace) {
-  ServerProcess server({"--grace_seconds=20"});
+  ServerProcess server({"--lame_duck_seconds=0", "--grace_seconds=20"});
   ASSERT_NE(server.port(), 0) << server.process().Stderr();
   // A client whose connection stays open, idle, after its call.
   PosencClient client(ClientTo(server.target()));
@@ -182,7 +183,8 @@ TEST(ServerProcessTest, SigtermWithIdleConnection_ExitsWithoutWaitingGrace) {
 
 TEST(ServerProcessTest, LargestMessageLimit_ServesAndStopsCleanly) {
   // 2^31 is --max_message_bytes' upper bound; gRPC's send limit is an int.
-  ServerProcess server({"--max_message_bytes=2147483648"});
+  ServerProcess server(
+      {"--lame_duck_seconds=0", "--max_message_bytes=2147483648"});
   ASSERT_NE(server.port(), 0) << server.process().Stderr();
   PosencClient client(ClientTo(server.target()));
   absl::StatusOr<Tensor> table = client.GetTable(Spec(512, 4096));  // 8 MiB
@@ -230,6 +232,7 @@ constexpr const char* kServerFlags[] = {"--listen",
                                         "--max_request_bytes",
                                         "--max_concurrent_streams",
                                         "--threads",
+                                        "--lame_duck_seconds",
                                         "--grace_seconds",
                                         "--metrics_listen",
                                         "--tls_cert",

@@ -14,6 +14,8 @@
 #include "absl/time/time.h"
 #include "client/posenc_client.h"
 #include "client/tensor.h"
+#include "common/proto_conversion.h"
+#include "common/routing_key.h"
 #include "core/table_spec.h"
 #include "tests/common/sha256_hex.h"
 
@@ -40,6 +42,12 @@ TableSpec Spec(uint32_t d, uint32_t max_len, double base = 10000,
 }
 
 using ::posenc::testing::Sha256Hex;
+
+// "Key <name> <routing key>", the x-posenc-table value of `spec`'s calls.
+void PrintKey(const char* name, const TableSpec& spec) {
+  std::printf("Key %s %s\n", name,
+              posenc::RoutingKey(posenc::SpecToProto(spec)).c_str());
+}
 
 // "<rpc> <name> <dtype> <rows>x<d> sha256=<hex>", or the error code name.
 void PrintPayload(const char* rpc, const char* name, const absl::Status& status,
@@ -134,6 +142,39 @@ int main(int argc, char** argv) {
     std::printf("GetStats %s\n",
                 absl::StatusCodeToString(stats.status().code()).c_str());
   }
+
+  // The routing keys of the specs above and of tricky bases.
+  PrintKey("d4_f32", Spec(4, 1, 10000, DType::kFloat32, Layout::kInterleaved,
+                          Frequency::kPaper));
+  PrintKey("d512_f64_concat", Spec(512, 1, 500.5, DType::kFloat64,
+                                   Layout::kConcatSinCos, Frequency::kPaper));
+  PrintKey("d1024_f16_t2t", Spec(1024, 1, 1e6, DType::kFloat16,
+                                 Layout::kInterleaved, Frequency::kT2T));
+  PrintKey("d64_bf16_cossin", Spec(64, 1, 10000, DType::kBFloat16,
+                                   Layout::kConcatCosSin, Frequency::kPaper));
+  PrintKey("d256_bf16_t2t", Spec(256, 1, 10000, DType::kBFloat16,
+                                 Layout::kInterleaved, Frequency::kT2T));
+  PrintKey("d128_f16_concat", Spec(128, 1, 1234.5, DType::kFloat16,
+                                   Layout::kConcatSinCos, Frequency::kPaper));
+  PrintKey("base_1e21", Spec(8, 1, 1e21, DType::kFloat32, Layout::kInterleaved,
+                             Frequency::kPaper));
+  PrintKey("base_5e-324", Spec(8, 1, 5e-324, DType::kFloat32,
+                               Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_0.1", Spec(8, 1, 0.1, DType::kFloat32, Layout::kInterleaved,
+                            Frequency::kPaper));
+  PrintKey("base_123456789012345680000",
+           Spec(8, 1, 123456789012345680000.0, DType::kFloat32,
+                Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_1e-7", Spec(8, 1, 1e-7, DType::kFloat32, Layout::kInterleaved,
+                             Frequency::kPaper));
+  PrintKey("base_1.7976931348623157e308",
+           Spec(8, 1, 1.7976931348623157e308, DType::kFloat32,
+                Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_0.30000000000000004",
+           Spec(8, 1, 0.30000000000000004, DType::kFloat32,
+                Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_1e16", Spec(8, 1, 1e16, DType::kFloat32, Layout::kInterleaved,
+                             Frequency::kPaper));
 
   const std::vector<uint32_t> two = {2};
   absl::StatusOr<Tensor> example = client.GetRows(Spec(4, 16), two);

@@ -8,7 +8,7 @@ const path = require('node:path');
 
 const clientDir = process.argv[3] ??
     path.resolve(__dirname, '..', '..', 'client', 'node');
-const { PosencClient, PosencError } = require(clientDir);
+const { PosencClient, PosencError, routingKey } = require(clientDir);
 
 function sha256(buffers) {
   const hash = crypto.createHash('sha256');
@@ -75,6 +75,20 @@ async function main() {
     const stats = await client.stats();
     console.log(`GetStats max_message_bytes ${stats.server.maxMessageBytes}`);
 
+    console.log('Key d4_f32 ' + routingKey({ d: 4, maxLen: 1 }));
+    console.log('Key d512_f64_concat ' + routingKey({ d: 512, maxLen: 1, base: 500.5, dtype: 'float64', layout: 'concat_sin_cos' }));
+    console.log('Key d1024_f16_t2t ' + routingKey({ d: 1024, maxLen: 1, base: 1e6, dtype: 'float16', frequency: 't2t' }));
+    console.log('Key d64_bf16_cossin ' + routingKey({ d: 64, maxLen: 1, dtype: 'bfloat16', layout: 'concat_cos_sin' }));
+    console.log('Key d256_bf16_t2t ' + routingKey({ d: 256, maxLen: 1, dtype: 'bfloat16', frequency: 't2t' }));
+    console.log('Key d128_f16_concat ' + routingKey({ d: 128, maxLen: 1, base: 1234.5, dtype: 'float16', layout: 'concat_sin_cos' }));
+    console.log('Key base_1e21 ' + routingKey({ d: 8, maxLen: 1, base: 1e21 }));
+    console.log('Key base_5e-324 ' + routingKey({ d: 8, maxLen: 1, base: 5e-324 }));
+    console.log('Key base_0.1 ' + routingKey({ d: 8, maxLen: 1, base: 0.1 }));
+    console.log('Key base_123456789012345680000 ' + routingKey({ d: 8, maxLen: 1, base: 123456789012345680000 }));
+    console.log('Key base_1e-7 ' + routingKey({ d: 8, maxLen: 1, base: 1e-7 }));
+    console.log('Key base_1.7976931348623157e308 ' + routingKey({ d: 8, maxLen: 1, base: 1.7976931348623157e308 }));
+    console.log('Key base_0.30000000000000004 ' + routingKey({ d: 8, maxLen: 1, base: 0.30000000000000004 }));
+    console.log('Key base_1e16 ' + routingKey({ d: 8, maxLen: 1, base: 1e16 }));
     const example = await client.gather({ d: 4, maxLen: 16 }, [2]);
     console.log(['Example', 'd4_pos2',
                  ...Array.from(example.data, (v) => v.toFixed(4))].join(' '));

@@ -65,6 +65,21 @@ def main():
         limit = client.stats().server.max_message_bytes
         print(f"GetStats max_message_bytes {limit}")
 
+        T = posenc.TableSpec  # keys of the specs above and tricky bases
+        print("Key d4_f32 " + T(d=4, max_len=1).routing_key())
+        print("Key d512_f64_concat " + T(d=512, max_len=1, base=500.5, dtype="float64", layout="concat_sin_cos").routing_key())
+        print("Key d1024_f16_t2t " + T(d=1024, max_len=1, base=1e6, dtype="float16", frequency="t2t").routing_key())
+        print("Key d64_bf16_cossin " + T(d=64, max_len=1, dtype="bfloat16", layout="concat_cos_sin").routing_key())
+        print("Key d256_bf16_t2t " + T(d=256, max_len=1, dtype="bfloat16", frequency="t2t").routing_key())
+        print("Key d128_f16_concat " + T(d=128, max_len=1, base=1234.5, dtype="float16", layout="concat_sin_cos").routing_key())
+        print("Key base_1e21 " + T(d=8, max_len=1, base=1e21).routing_key())
+        print("Key base_5e-324 " + T(d=8, max_len=1, base=5e-324).routing_key())
+        print("Key base_0.1 " + T(d=8, max_len=1, base=0.1).routing_key())
+        print("Key base_123456789012345680000 " + T(d=8, max_len=1, base=123456789012345680000).routing_key())
+        print("Key base_1e-7 " + T(d=8, max_len=1, base=1e-7).routing_key())
+        print("Key base_1.7976931348623157e308 " + T(d=8, max_len=1, base=1.7976931348623157e308).routing_key())
+        print("Key base_0.30000000000000004 " + T(d=8, max_len=1, base=0.30000000000000004).routing_key())
+        print("Key base_1e16 " + T(d=8, max_len=1, base=1e16).routing_key())
         row = client.gather(T(d=4, max_len=16), [2])[0]
         print("Example d4_pos2 " + " ".join(f"{v:.4f}" for v in row))
 

@@ -43,7 +43,7 @@ class Server:
         self.log = open(log_path, "wb")
         self.process = subprocess.Popen(
             [binary, "--listen=127.0.0.1:0", "--max_message_bytes=1048576",
-             "--grace_seconds=1"],
+             "--lame_duck_seconds=0", "--grace_seconds=1"],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             preexec_fn=die_with_parent)
 

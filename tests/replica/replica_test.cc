@@ -82,9 +82,9 @@ class Replica {
   // Runs the server with --listen=127.0.0.1:0 and reads the port it bound
   // from its startup log line "... (port N) ...". Empty on success.
   std::string Start() {
-    std::vector<std::string> args = {g_server_path, "--listen=127.0.0.1:0",
-                                     "--cache_bytes=67108864", "--threads=1",
-                                     "--grace_seconds=2"};
+    std::vector<std::string> args = {
+        g_server_path, "--listen=127.0.0.1:0",  "--cache_bytes=67108864",
+        "--threads=1", "--lame_duck_seconds=0", "--grace_seconds=2"};
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);

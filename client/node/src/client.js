@@ -7,7 +7,7 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 const { PosencError } = require('./errors');
-const { specToProto } = require('./spec');
+const { specToProto, routingKeyOfProto, ROUTING_KEY_HEADER } = require('./spec');
 const { fromProto } = require('./tensor');
 
 // The proto shipped in the package (npm pack copies it to proto/), else,
@@ -114,9 +114,20 @@ class PosencClient {
     return Date.now() + (timeoutMs ?? this.timeoutMs);
   }
 
+  // The routing key of a table request (x-posenc-table), so a
+  // consistent-hash proxy sends each table family to one replica.
+  metadata(request) {
+    const metadata = new grpc.Metadata();
+    if (request.spec) {
+      metadata.set(ROUTING_KEY_HEADER, routingKeyOfProto(request.spec));
+    }
+    return metadata;
+  }
+
   unary(method, request, { timeoutMs } = {}) {
     return new Promise((resolve, reject) => {
-      this.stub[method](request, { deadline: this.deadline(timeoutMs) },
+      this.stub[method](request, this.metadata(request),
+                        { deadline: this.deadline(timeoutMs) },
                         (error, response) => {
                           if (error) reject(PosencError.from(error));
                           else resolve(response);
@@ -126,7 +137,7 @@ class PosencClient {
 
   async *stream(method, request, timeoutMs) {
     const call = this.stub[method](
-      request, { deadline: this.deadline(timeoutMs) });
+      request, this.metadata(request), { deadline: this.deadline(timeoutMs) });
     try {
       for await (const message of call) yield message;
     } catch (error) {

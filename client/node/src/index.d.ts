@@ -141,3 +141,12 @@ export class PosencError extends Error {
 export function bfloat16ToNumber(bits: number): number;
 /** Exact value of IEEE binary16 bits. */
 export function float16ToNumber(bits: number): number;
+
+/** The metadata key of a table call's routing key: 'x-posenc-table'. */
+export const ROUTING_KEY_HEADER: 'x-posenc-table';
+/**
+ * The routing key every table call sends as x-posenc-table metadata:
+ * `d=<d>;base=<base>;dtype=<dtype>;layout=<layout>;freq=<frequency>`
+ * (every field but maxLen, defaults resolved, base as String(base)).
+ */
+export function routingKey(spec: TableSpec): string;

@@ -43,4 +43,37 @@ function specToProto(spec) {
   };
 }
 
-module.exports = { specToProto };
+// The metadata key of a table call's routing key.
+const ROUTING_KEY_HEADER = 'x-posenc-table';
+
+function enumKeyName(value, prefix, unset) {
+  if (value === undefined || value === 0 || value === `${prefix}UNSPECIFIED`) {
+    return unset;
+  }
+  if (typeof value === 'string' && value.startsWith(prefix)) {
+    return value.slice(prefix.length).toLowerCase();
+  }
+  return String(value);
+}
+
+/**
+ * The routing key every table call sends as x-posenc-table metadata:
+ * d=<d>;base=<base>;dtype=<dtype>;layout=<layout>;freq=<frequency>. Every
+ * field but maxLen, defaults resolved (base 0 -> 10000), base written by
+ * String(x) (ECMAScript Number::toString, the format every client uses).
+ * @param {object} proto a TableSpec message as specToProto returns it
+ */
+function routingKeyOfProto(proto) {
+  const base = proto.base ? proto.base : 10000;
+  return `d=${proto.d ?? 0};base=${String(base)}` +
+    `;dtype=${enumKeyName(proto.dtype, 'DTYPE_', 'float32')}` +
+    `;layout=${enumKeyName(proto.layout, 'LAYOUT_', 'interleaved')}` +
+    `;freq=${enumKeyName(proto.frequency, 'FREQUENCY_', 'paper')}`;
+}
+
+/** @param {TableSpec} spec */
+function routingKey(spec) {
+  return routingKeyOfProto(specToProto(spec));
+}
+
+module.exports = { specToProto, routingKey, routingKeyOfProto, ROUTING_KEY_HEADER };

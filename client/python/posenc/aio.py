@@ -23,7 +23,7 @@ import numpy as np
 
 from posenc.client import MAX_RECEIVE_BYTES
 from posenc.errors import PosencError
-from posenc.spec import TableSpec
+from posenc.spec import TableSpec, routing_metadata
 from posenc.tensor import to_numpy
 from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
@@ -116,12 +116,14 @@ class Client:
 
     async def _unary(self, method, request, timeout):
         try:
-            return await method(request, timeout=timeout or self._timeout)
+            return await method(request, timeout=timeout or self._timeout,
+                              metadata=routing_metadata(request))
         except grpc.RpcError as error:
             raise PosencError.from_rpc_error(error) from None
 
     async def _stream(self, method, request, timeout):
-        call = method(request, timeout=timeout or self._timeout)
+        call = method(request, timeout=timeout or self._timeout,
+                      metadata=routing_metadata(request))
         try:
             async for message in call:
                 yield message

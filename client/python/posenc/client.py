@@ -6,7 +6,7 @@ import grpc
 import numpy as np
 
 from posenc.errors import PosencError
-from posenc.spec import TableSpec
+from posenc.spec import TableSpec, routing_metadata
 from posenc.tensor import to_numpy
 from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
@@ -102,12 +102,14 @@ class Client:
 
     def _unary(self, method, request, timeout):
         try:
-            return method(request, timeout=timeout or self._timeout)
+            return method(request, timeout=timeout or self._timeout,
+                              metadata=routing_metadata(request))
         except grpc.RpcError as error:
             raise PosencError.from_rpc_error(error) from None
 
     def _stream(self, method, request, timeout):
-        call = method(request, timeout=timeout or self._timeout)
+        call = method(request, timeout=timeout or self._timeout,
+                      metadata=routing_metadata(request))
         try:
             yield from call
         except grpc.RpcError as error:

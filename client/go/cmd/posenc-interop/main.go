@@ -111,6 +111,22 @@ func main() {
 	}
 	fmt.Printf("GetStats max_message_bytes %d\n", stats.GetServer().GetMaxMessageBytes())
 
+	// The routing keys of the specs above and of tricky bases.
+	fmt.Println("Key d4_f32 " + posenc.Spec{D: 4, MaxLen: 1}.RoutingKey())
+	fmt.Println("Key d512_f64_concat " + posenc.Spec{D: 512, MaxLen: 1, Base: 500.5, DType: pb.DType_DTYPE_FLOAT64, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS}.RoutingKey())
+	fmt.Println("Key d1024_f16_t2t " + posenc.Spec{D: 1024, MaxLen: 1, Base: 1e6, DType: pb.DType_DTYPE_FLOAT16, Frequency: pb.Frequency_FREQUENCY_T2T}.RoutingKey())
+	fmt.Println("Key d64_bf16_cossin " + posenc.Spec{D: 64, MaxLen: 1, DType: pb.DType_DTYPE_BFLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_COS_SIN}.RoutingKey())
+	fmt.Println("Key d256_bf16_t2t " + posenc.Spec{D: 256, MaxLen: 1, DType: pb.DType_DTYPE_BFLOAT16, Frequency: pb.Frequency_FREQUENCY_T2T}.RoutingKey())
+	fmt.Println("Key d128_f16_concat " + posenc.Spec{D: 128, MaxLen: 1, Base: 1234.5, DType: pb.DType_DTYPE_FLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS}.RoutingKey())
+	fmt.Println("Key base_1e21 " + posenc.Spec{D: 8, MaxLen: 1, Base: 1e21}.RoutingKey())
+	fmt.Println("Key base_5e-324 " + posenc.Spec{D: 8, MaxLen: 1, Base: 5e-324}.RoutingKey())
+	fmt.Println("Key base_0.1 " + posenc.Spec{D: 8, MaxLen: 1, Base: 0.1}.RoutingKey())
+	fmt.Println("Key base_123456789012345680000 " + posenc.Spec{D: 8, MaxLen: 1, Base: 123456789012345680000}.RoutingKey())
+	fmt.Println("Key base_1e-7 " + posenc.Spec{D: 8, MaxLen: 1, Base: 1e-7}.RoutingKey())
+	fmt.Println("Key base_1.7976931348623157e308 " + posenc.Spec{D: 8, MaxLen: 1, Base: 1.7976931348623157e308}.RoutingKey())
+	fmt.Println("Key base_0.30000000000000004 " + posenc.Spec{D: 8, MaxLen: 1, Base: 0.30000000000000004}.RoutingKey())
+	fmt.Println("Key base_1e16 " + posenc.Spec{D: 8, MaxLen: 1, Base: 1e16}.RoutingKey())
+
 	t, err = c.Gather(ctx, posenc.Spec{D: 4, MaxLen: 16}, []uint32{2})
 	if err != nil {
 		log.Fatal(err)

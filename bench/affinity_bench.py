@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""Benchmark of consistent-hash routing (bench/affinity.sh runs it).
+
+Part 1, hit ratio: 3 posenc replicas, each with --cache_bytes=B, behind
+HAProxy (deploy/haproxy/haproxy.cfg), serve a working set of ~2.5 x B of
+distinct tables (GetTable, random order, THREADS client threads). Once with
+the shipped config (hash of x-posenc-table), once with the same config but
+`balance roundrobin` in the table backend. Reports the hit ratio (sum over
+the replicas of GetStats cache hits / (hits + misses), after a warm-up pass)
+and the calls per second of this Python driver.
+
+Part 2, proxy overhead: h2load against one replica directly and through
+HAProxy, alternating, ROUNDS rounds: 1-row GetRows (d=512) and 4 MiB
+GetTable (d=512 max_len=2048, float32), cache hits. Reports req/s and the
+median of the per-round ratios proxy/direct; every run is checked against
+the replica's own OK counter.
+
+Every run is bounded by a count and a timeout. Usage: see bench/affinity.sh.
+"""
+
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "affinity"))
+
+
+def ratio_line(name, value, target, noise):
+    if value >= target + noise:
+        verdict = "met"
+    elif value >= target - noise:
+        verdict = "within noise"
+    else:
+        verdict = "missed"
+    return (f"{name}: {value:.3f} (target >= {target}, noise +-{noise:.2f}: "
+            f"{verdict})")
+
+
+def hit_ratio_run(args, tmp, balance, posenc, at):
+    """One cluster; returns (hit ratio, calls/s, per-replica cache stats)."""
+    cfg = os.path.join(tmp, f"haproxy-{balance}.cfg")
+    with open(args.haproxy_cfg) as f:
+        text = f.read()
+    if balance == "roundrobin":
+        text = text.replace("balance hash req.fhdr(x-posenc-table)",
+                            "balance roundrobin")
+    with open(cfg, "w") as f:
+        f.write(text)
+    args.haproxy_cfg_run = cfg
+
+    class A:  # the Cluster's arguments
+        server = args.server
+        haproxy = args.haproxy
+        haproxy_cfg = cfg
+    cluster = at.Cluster(A, tmp, [f"--cache_bytes={args.cache_bytes}",
+                                  "--lame_duck_seconds=0", "--threads=1"])
+    try:
+        table_bytes = args.d * args.max_len * 4
+        count = int(2.5 * args.cache_bytes / table_bytes)
+        specs = [posenc.TableSpec(d=args.d, max_len=args.max_len,
+                                  base=10000.0 + i) for i in range(count)]
+        rng = random.Random(7)
+
+        def run(n):
+            order = [rng.randrange(count) for _ in range(n)]
+            chunks = [order[i::args.threads] for i in range(args.threads)]
+            errors = []
+
+            def worker(chunk):
+                try:
+                    with posenc.Client(cluster.target, timeout=60) as c:
+                        for k in chunk:
+                            c.table(specs[k])
+                except Exception as e:  # noqa: BLE001
+                    errors.append(e)
+            threads = [threading.Thread(target=worker, args=(c,))
+                       for c in chunks]
+            t0 = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(600)
+            if errors:
+                raise errors[0]
+            return time.monotonic() - t0
+
+        def totals():
+            hits = misses = 0
+            per = []
+            for r in cluster.replicas:
+                s = at.stats_of(posenc, r.target).cache
+                hits += s.hits
+                misses += s.misses
+                per.append((s.hits, s.misses, s.entries, s.computations))
+            return hits, misses, per
+
+        run(args.warmup)
+        h0, m0, _ = totals()
+        took = run(args.calls)
+        h1, m1, per = totals()
+        hits, misses = h1 - h0, m1 - m0
+        return (hits / max(1, hits + misses), args.calls / took, count, per)
+    finally:
+        cluster.stop()
+
+
+def grpc_body(message):
+    data = message.SerializeToString()
+    return b"\x00" + len(data).to_bytes(4, "big") + data
+
+
+def h2load(url, body_path, n, c, m, key):
+    argv = ["h2load", "-n", str(n), "-c", str(c), "-m", str(m),
+            "-H", "content-type: application/grpc", "-H", "te: trailers",
+            "-H", f"x-posenc-table: {key}", "-d", body_path, url]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    text = out.stdout
+    rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", text)
+    ok = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) "
+                   r"succeeded", text)
+    if out.returncode != 0 or not rps or not ok or int(ok.group(1)) != n:
+        raise RuntimeError(f"h2load failed:\n{text}\n{out.stderr}")
+    return float(rps.group(1))
+
+
+def method_ok(posenc, target, method):
+    for m in posenc.Client(target, timeout=10).stats().methods:
+        if m.method.endswith("/" + method):
+            return m.ok
+    return 0
+
+
+def overhead(args, tmp, posenc, at):
+    from posenc.v1 import posenc_pb2
+
+    class A:
+        server = args.server
+        haproxy = args.haproxy
+        haproxy_cfg = args.haproxy_cfg
+    cluster = at.Cluster(A, tmp, ["--lame_duck_seconds=0", "--threads=2"])
+    try:
+        spec = posenc.TableSpec(d=512, max_len=2048)
+        key = spec.routing_key()
+        rows = os.path.join(tmp, "rows.bin")
+        table = os.path.join(tmp, "table.bin")
+        with open(rows, "wb") as f:
+            f.write(grpc_body(posenc_pb2.GetRowsRequest(
+                spec=spec.to_proto(), positions=[1234])))
+        with open(table, "wb") as f:
+            f.write(grpc_body(posenc_pb2.GetTableRequest(spec=spec.to_proto())))
+        # Warm every replica's cache (direct) and find the key's owner.
+        for r in cluster.replicas:
+            with posenc.Client(r.target, timeout=30) as c:
+                c.table(spec)
+        owner = at.owners_of(posenc, cluster, spec, calls=1)[0]
+        direct = cluster.replicas[owner].target
+        cases = [("GetRows 1 row d=512 (2 KiB)", "GetRows", rows,
+                  args.rows_n, 4, 16, 0.7),
+                 ("GetTable d=512 max_len=2048 (4 MiB)", "GetTable", table,
+                  args.table_n, 2, 2, 0.6)]
+        results = []
+        for name, method, body, n, c, m, target in cases:
+            ratios, d_rps, p_rps = [], [], []
+            for _ in range(args.rounds):
+                for label, tgt in (("direct", direct), ("proxy", cluster.target)):
+                    before = method_ok(posenc, direct, method)
+                    rps = h2load(f"http://{tgt}/posenc.v1.PositionalEncoding/"
+                                 f"{method}", body, n, c, m, key)
+                    got = method_ok(posenc, direct, method) - before
+                    if got != n:
+                        raise RuntimeError(f"{label} {method}: replica counted "
+                                           f"{got} OK calls, want {n}")
+                    (d_rps if label == "direct" else p_rps).append(rps)
+                ratios.append(p_rps[-1] / d_rps[-1])
+            results.append((name, statistics.median(d_rps),
+                            statistics.median(p_rps), statistics.median(ratios),
+                            min(ratios), max(ratios), target))
+        return results
+    finally:
+        cluster.stop()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--server", required=True)
+    p.add_argument("--python-path", required=True)
+    p.add_argument("--haproxy-cfg", required=True)
+    p.add_argument("--haproxy", default="/usr/sbin/haproxy")
+    p.add_argument("--cache-bytes", type=int, default=32 << 20)
+    p.add_argument("--d", type=int, default=256)
+    p.add_argument("--max-len", type=int, default=1024)
+    p.add_argument("--threads", type=int, default=4)
+    p.add_argument("--warmup", type=int, default=800)
+    p.add_argument("--calls", type=int, default=2400)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rows-n", type=int, default=20000)
+    p.add_argument("--table-n", type=int, default=300)
+    p.add_argument("--part", choices=["all", "hits", "overhead"],
+                   default="all")
+    args = p.parse_args()
+    sys.path[:0] = args.python_path.split(":")
+    import posenc
+    import affinity_test as at
+
+    with tempfile.TemporaryDirectory(prefix="posenc-affinity-bench-") as tmp:
+        if args.part in ("all", "hits"):
+            print(f"== hit ratio: 3 replicas x --cache_bytes={args.cache_bytes}"
+                  f", tables d={args.d} max_len={args.max_len} float32 "
+                  f"({args.d * args.max_len * 4} bytes), {args.threads} "
+                  f"threads, {args.warmup} warm-up + {args.calls} measured "
+                  "GetTable calls in random order")
+            for balance in ("hash", "roundrobin"):
+                ratio, cps, count, per = hit_ratio_run(args, tmp, balance,
+                                                       posenc, at)
+                print(f"{balance:10} working set {count} tables "
+                      f"(~2.5 x budget): hit ratio {ratio:.3f}, "
+                      f"{cps:.0f} calls/s; per replica (hits, misses, "
+                      f"entries, computations) {per}")
+                if balance == "hash":
+                    print("  " + ratio_line("hash hit ratio", ratio, 0.9, 0.02))
+                else:
+                    print(f"  round robin hit ratio {ratio:.3f} (expected "
+                          f"<= ~0.4)")
+        if args.part in ("all", "overhead"):
+            print(f"== proxy overhead (h2load, {args.rounds} rounds, "
+                  "alternating direct/proxy, cache hits)")
+            for name, d, pr, med, lo, hi, target in overhead(args, tmp,
+                                                             posenc, at):
+                noise = max(0.05, (hi - lo) / 2)
+                print(f"{name}: direct {d:.0f} req/s, proxy {pr:.0f} req/s, "
+                      f"ratio median {med:.3f} (rounds {lo:.3f}..{hi:.3f})")
+                print("  " + ratio_line("proxy/direct", med, target, noise))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

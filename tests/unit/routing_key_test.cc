@@ -1,0 +1,76 @@
+#include "common/routing_key.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace posenc {
+namespace {
+
+TEST(RoutingKey, DefaultsAreNormalised_SameKeyAsExplicitSpec) {
+  v1::TableSpec unset;
+  unset.set_d(512);
+  unset.set_max_len(100);
+  v1::TableSpec explicit_spec = unset;
+  explicit_spec.set_base(10000);
+  explicit_spec.set_dtype(v1::DTYPE_FLOAT32);
+  explicit_spec.set_layout(v1::LAYOUT_INTERLEAVED);
+  explicit_spec.set_frequency(v1::FREQUENCY_PAPER);
+  EXPECT_EQ(RoutingKey(unset),
+            "d=512;base=10000;dtype=float32;layout=interleaved;freq=paper");
+  EXPECT_EQ(RoutingKey(explicit_spec), RoutingKey(unset));
+}
+
+TEST(RoutingKey, MaxLenIgnored_OtherFieldsNamed) {
+  v1::TableSpec a;
+  a.set_d(64);
+  a.set_base(500.5);
+  a.set_max_len(7);
+  a.set_dtype(v1::DTYPE_BFLOAT16);
+  a.set_layout(v1::LAYOUT_CONCAT_COS_SIN);
+  a.set_frequency(v1::FREQUENCY_T2T);
+  v1::TableSpec b = a;
+  b.set_max_len(1 << 20);
+  EXPECT_EQ(RoutingKey(a), RoutingKey(b));
+  EXPECT_EQ(RoutingKey(a),
+            "d=64;base=500.5;dtype=bfloat16;layout=concat_cos_sin;freq=t2t");
+  b.set_dtype(v1::DTYPE_FLOAT16);
+  EXPECT_NE(RoutingKey(a), RoutingKey(b));
+}
+
+TEST(RoutingKey, UnknownEnums_WrittenAsNumbers) {
+  v1::TableSpec spec;
+  spec.set_d(3);
+  spec.set_dtype(static_cast<v1::DType>(9));
+  spec.set_layout(static_cast<v1::Layout>(8));
+  spec.set_frequency(static_cast<v1::Frequency>(7));
+  EXPECT_EQ(RoutingKey(spec), "d=3;base=10000;dtype=9;layout=8;freq=7");
+}
+
+// Expected strings are JavaScript's String(x), checked with node.
+TEST(FormatBaseForKey, TrickyDoubles_MatchJavaScriptString) {
+  EXPECT_EQ(FormatBaseForKey(10000), "10000");
+  EXPECT_EQ(FormatBaseForKey(0.1), "0.1");
+  EXPECT_EQ(FormatBaseForKey(1e21), "1e+21");
+  EXPECT_EQ(FormatBaseForKey(1e20), "100000000000000000000");
+  EXPECT_EQ(FormatBaseForKey(123456789012345680000.0), "123456789012345680000");
+  EXPECT_EQ(FormatBaseForKey(5e-324), "5e-324");
+  EXPECT_EQ(FormatBaseForKey(1e-6), "0.000001");
+  EXPECT_EQ(FormatBaseForKey(1e-7), "1e-7");
+  EXPECT_EQ(FormatBaseForKey(1.5e-7), "1.5e-7");
+  EXPECT_EQ(FormatBaseForKey(1e6), "1000000");
+  EXPECT_EQ(FormatBaseForKey(500.5), "500.5");
+  EXPECT_EQ(FormatBaseForKey(1.7976931348623157e308),
+            "1.7976931348623157e+308");
+  EXPECT_EQ(FormatBaseForKey(1.0000000000000002), "1.0000000000000002");
+  EXPECT_EQ(FormatBaseForKey(0.30000000000000004), "0.30000000000000004");
+  EXPECT_EQ(FormatBaseForKey(-2.5), "-2.5");
+  EXPECT_EQ(FormatBaseForKey(-0.0), "0");
+  EXPECT_EQ(FormatBaseForKey(std::numeric_limits<double>::infinity()),
+            "Infinity");
+  EXPECT_EQ(FormatBaseForKey(std::nan("")), "NaN");
+}
+
+}  // namespace
+}  // namespace posenc
