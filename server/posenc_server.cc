@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -110,9 +111,12 @@ class CallInterceptor final : public grpc::experimental::Interceptor {
             InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status status = methods->GetSendStatus();
       if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
-        Log("INFO", "%s failed: %s (code %d) %s=%s", method_,
-            status.error_message(), static_cast<int>(status.error_code()),
-            kRoutingKeyHeader, key_.empty() ? "(none)" : key_);
+        // The one log line of a failed call (never a payload).
+        Log("WARN", "%s -> %s: %s %s=%s", method_,
+            absl::StatusCodeToString(
+                static_cast<absl::StatusCode>(status.error_code())),
+            status.error_message(), kRoutingKeyHeader,
+            key_.empty() ? "(none)" : key_);
       }
     }
     methods->Proceed();
@@ -245,7 +249,10 @@ void PosencServer::Stop(bool lame_duck) {
   // Health first, so health checks and load balancers stop routing here,
   // while every call is still served for the lame-duck period.
   server_->GetHealthCheckService()->SetServingStatus(false);
-  const bool busy_at_signal = live_calls_.load(std::memory_order_relaxed) > 0;
+  // A handler still running (a stream sending) makes the drain wait for its
+  // connection to flush; a call whose handler is done and whose answer is
+  // already out (an idle client right after its call) does not.
+  const bool busy_at_signal = stats_.TotalInFlight() > 0;
   const uint64_t started_at_signal =
       calls_started_.load(std::memory_order_relaxed);
   if (lame_duck && options_.lame_duck_seconds > 0) {

@@ -12,15 +12,13 @@
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
 #include "core/encoding.h"
-#include "server/log.h"
 #include "server/tensor_message.h"
 
 namespace posenc {
 namespace {
 
-// Counts one call in MethodStats from its start to its end, and logs its
-// failure. Logs carry the status (which may quote offending field values)
-// but never a table value.
+// Counts one call in MethodStats from its start to its end. (Its failure is
+// logged once, with its routing key, by PosencServer's call interceptor.)
 class CallRecord {
  public:
   CallRecord(MethodStats* stats, Method method)
@@ -29,10 +27,6 @@ class CallRecord {
   }
   void End(const absl::Status& status, uint64_t bytes_sent) {
     stats_->End(method_, status.code(), absl::Now() - start_, bytes_sent);
-    // Cancellation is the client's choice, not a server event worth a line.
-    if (!status.ok() && status.code() != absl::StatusCode::kCancelled) {
-      Log("WARN", "%s -> %s", MethodName(method_), status.ToString());
-    }
   }
 
  private:
