@@ -24,7 +24,9 @@
 //                       (--max_misses_per_connection), or calls in progress
 //                       hold too much memory (--max_inflight_bytes). The
 //                       message names the limit and its flag; retry with
-//                       backoff. Cache hits are never refused for these.
+//                       backoff. Cache hits never wait for the compute
+//                       pool; only a GetRows answer (a fresh buffer) counts
+//                       against --max_inflight_bytes on a hit.
 //   UNAVAILABLE         the server is shutting down.
 //
 // Routing key. Every client sends, with each table call (GetTable,
