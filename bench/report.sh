@@ -56,7 +56,8 @@ section() {
 } > "$OUT"
 
 section "Encoding kernel, every dtype (encoding_bench)" \
-  "$BUILD/bench/encoding_bench" --benchmark_min_time=0.5
+  "$BUILD/bench/encoding_bench" --benchmark_min_time=0.5 \
+  --benchmark_color=false --benchmark_report_aggregates_only=true
 PORT=${PORT:-50181}
 "$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT > /dev/null 2>&1 &
 SPID=$!
