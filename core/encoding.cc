@@ -50,7 +50,9 @@ void ComputeRowsParallel(const EncodingPlan& plan, uint32_t first,
 
 void ComputeRowsParallel(const EncodingPlan& plan, uint32_t first,
                          uint32_t count, std::byte* out, ComputePool* pool) {
-  constexpr uint64_t kMinBytesPerChunk = 1 << 20;
+  // Below ~4 MiB (half a millisecond of one core) waking a helper costs more
+  // than it saves.
+  constexpr uint64_t kMinBytesPerChunk = uint64_t{4} << 20;
   const size_t row_bytes = plan.spec().row_bytes();
   const uint64_t bytes = uint64_t{count} * row_bytes;
   // A few chunks per thread, so a thread that joins late still gets a share.
