@@ -7,6 +7,7 @@
 #   2. bench/cold_path              cold vs hot GetTable and StreamBatches
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
+#   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
 #
 # Usage: bench/report.sh [--no-write]      (~10 minutes; needs a Release build:
 #        cmake --preset release && cmake --build --preset release)
@@ -69,6 +70,8 @@ wait $SPID 2>/dev/null
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 3
+section "Instructions per cache hit vs the floor (callgrind_hit.sh; repeatable under load)" \
+  "$ROOT/bench/callgrind_hit.sh" 20
 echo "<!-- report:end -->" >> "$OUT"
 
 if [[ $WRITE == 1 ]]; then
