@@ -1,5 +1,8 @@
 #include "core/compute_pool.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <memory>
 #include <utility>
@@ -11,7 +14,15 @@ namespace posenc {
 ComputePool::ComputePool(Options options) : options_(std::move(options)) {
   threads_.reserve(options_.threads);
   for (int i = 0; i < options_.threads; ++i) {
-    threads_.emplace_back([this] { Loop(); });
+    threads_.emplace_back([this] {
+      // Linux applies a nice value per thread; best effort (a failure only
+      // leaves the thread at the process's priority).
+      if (options_.nice > 0) {
+        (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()),
+                          options_.nice);
+      }
+      Loop();
+    });
   }
 }
 

@@ -7,7 +7,6 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <grpcpp/support/server_interceptor.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -163,15 +162,13 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
       options.threads > 0
           ? options.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  // Large buffers (answers, tables) come straight from mmap and go back to
-  // the system when freed: glibc's default threshold adapts upward and then
-  // keeps freed multi-megabyte buffers in the heap, where peak memory could
-  // pass cache + inflight bounds by their fragments.
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   server->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
   ComputePool::Options pool_options;
   pool_options.threads = threads;
   pool_options.max_queued_bytes = options.max_queued_compute_bytes;
+  // Computations yield the CPU to the gRPC threads that serve cache hits,
+  // so a flood of misses slows itself before it slows hot tables.
+  pool_options.nice = 10;
   server->pool_ = std::make_unique<ComputePool>(pool_options);
   TableCache::Options cache_options;
   cache_options.budget_bytes = options.cache_bytes;
