@@ -13,65 +13,20 @@ dies with this process, via PR_SET_PDEATHSIG).
 """
 
 import argparse
-import ctypes
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "common"))
+from server_process import ServerProcess, die_with_parent  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-grpcio
 EXAMPLE = (0.9093, -0.4161, 0.0200, 0.9998)
-SERVER_START_SECONDS = 20
 CLIENT_SECONDS = 40
-
-
-def die_with_parent():
-    """preexec_fn: the child gets SIGTERM if this harness dies."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-class Server:
-    """posenc_server on 127.0.0.1:0; the port is read from its log line."""
-
-    def __init__(self, binary, log_path):
-        self.log_path = log_path
-        self.log = open(log_path, "wb")
-        self.process = subprocess.Popen(
-            [binary, "--listen=127.0.0.1:0", "--max_message_bytes=1048576",
-             "--lame_duck_seconds=0", "--grace_seconds=1"],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            preexec_fn=die_with_parent)
-
-    def wait_for_port(self):
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while time.monotonic() < deadline:
-            with open(self.log_path, "rb") as f:
-                match = re.search(rb"listening on \S+ \(port (\d+)\)", f.read())
-            if match:
-                return int(match.group(1))
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise RuntimeError("server did not start:\n" + self.tail())
-
-    def tail(self):
-        with open(self.log_path, "rb") as f:
-            return f.read()[-4000:].decode(errors="replace")
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        self.log.close()
 
 
 def run(name, argv, env=None, timeout=CLIENT_SECONDS):
@@ -124,7 +79,8 @@ def main():
                    check=True, timeout=120, stdin=subprocess.DEVNULL)
 
     with tempfile.TemporaryDirectory(prefix="posenc-interop-") as tmp:
-        server = Server(args.server, os.path.join(tmp, "server.log"))
+        server = ServerProcess(args.server, os.path.join(tmp, "server.log"),
+                               ["--max_message_bytes=1048576"])
         try:
             target = f"127.0.0.1:{server.wait_for_port()}"
             py_env = dict(os.environ, PYTHONPATH=args.python_path)
