@@ -22,6 +22,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "common"))
+from checklist import Checklist  # noqa: E402
 from server_process import ServerProcess  # noqa: E402
 
 README_PORT = "127.0.0.1:50320"
@@ -100,15 +101,8 @@ def main():
     parser.add_argument("--source", required=True)
     args = parser.parse_args()
     node_dir = os.path.join(args.source, "client", "node")
-    failures = []
-    checks = 0
-
-    def check(ok, what):
-        nonlocal checks
-        checks += 1
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    checklist = Checklist()
+    check = checklist.check
 
     with open(os.path.join(node_dir, "README.md"), encoding="utf-8") as f:
         readme = f.read()
@@ -180,8 +174,7 @@ def main():
                   f" (missing {missing}):\n{out}")
         except AssertionError as e:
             check(False, f"README TypeScript example: {e}")
-    print(f"{checks - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return checklist.summary()
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "common"))
+from checklist import Checklist  # noqa: E402
 from server_process import ServerProcess  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-grpcio
@@ -95,15 +96,8 @@ def main():
     parser.add_argument("--source", required=True)
     args = parser.parse_args()
     package_dir = os.path.join(args.source, "client", "python")
-    failures = []
-    checks = 0
-
-    def check(ok, what):
-        nonlocal checks
-        checks += 1
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    checklist = Checklist()
+    check = checklist.check
 
     examples = readme_examples(os.path.join(package_dir, "README.md"))
     check(len(examples) == 2, f"README has 2 Python examples ({len(examples)})")
@@ -160,8 +154,7 @@ def main():
         missing = [text for text in AIO_EXPECT if text not in out]
         check(not missing, f"wheel: asyncio stream errors and early exit "
               f"{AIO_EXPECT} (missing {missing}):\n{out}")
-    print(f"{checks - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return checklist.summary()
 
 
 if __name__ == "__main__":
