@@ -64,6 +64,7 @@ bool ComputePool::PopLocked(Task* task) {
   }
   queued_bytes_ -= task->cost;
   --queued_tasks_;
+  ++started_;
   return true;
 }
 
@@ -142,6 +143,7 @@ ComputePool::Stats ComputePool::GetStats() const {
   stats.queued_tasks = queued_tasks_;
   stats.queued_bytes = queued_bytes_;
   stats.running_tasks = running_;
+  stats.started_tasks = started_;
   stats.refused = refused_;
   return stats;
 }

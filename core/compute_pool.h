@@ -53,6 +53,9 @@ class ComputePool {
     uint64_t queued_tasks = 0;
     uint64_t queued_bytes = 0;
     uint64_t running_tasks = 0;
+    // Tasks taken from the queue since start (ParallelFor's helpers are not
+    // counted: they are pieces of a task already counted).
+    uint64_t started_tasks = 0;
     uint64_t refused = 0;  // TryPost calls refused because the queue was full
   };
 
@@ -111,6 +114,7 @@ class ComputePool {
   uint64_t queued_tasks_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t running_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t started_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;

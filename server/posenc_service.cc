@@ -147,11 +147,14 @@ absl::Status PositionalEncodingService::PostMiss(
 // because the stream wants most of it); one write is outstanding at a time
 // and each OnWriteDone starts the next, so members need no lock.
 //
-// Computed mode (the table is not cached): rows are computed message by
-// message on the pool, and computing the next message overlaps writing the
-// current one. At most one computation, one computed message waiting and one
-// write exist at once (memory per stream: about three messages), guarded by
-// mu_ because a pool thread and a gRPC thread both move the stream on.
+// Computed mode (the table is not cached): rows are computed on the pool in
+// chunks of whole messages (ChunkRows: >= 256 KiB where a message is
+// smaller), and computing the next chunk overlaps writing the current one.
+// A chunk per pool task, not a message: a one-row message would take the
+// slow per-row path and a turn in the connection's queue for every row. At
+// most one chunk being written, one computed and one being computed exist
+// at once (memory per stream: three chunks), guarded by mu_ because a pool
+// thread and a gRPC thread both move the stream on.
 //
 // Lifetime: gRPC holds one reference until OnDone, each pool task one; the
 // last to let go deletes the stream.
@@ -180,12 +183,12 @@ class PositionalEncodingService::TableStream final
       table_slice_ = TableSlice(lookup.table);
       return WriteNext();
     }
-    // Computed mode holds up to three messages (see above).
-    const uint64_t message_bytes =
-        uint64_t{plan_.rows_per_message} * plan_.spec.row_bytes();
-    absl::Status admitted = service_->ChargeInflight(3 * message_bytes);
+    // Computed mode holds up to three chunks (see above).
+    chunk_rows_ = ChunkRows(plan_);
+    const uint64_t chunk_bytes = uint64_t{chunk_rows_} * plan_.spec.row_bytes();
+    absl::Status admitted = service_->ChargeInflight(3 * chunk_bytes);
     if (admitted.ok()) {
-      charge_ = InflightCharge(service_->inflight_, 3 * message_bytes);
+      charge_ = InflightCharge(service_->inflight_, 3 * chunk_bytes);
       absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
           service_->AcquireMissSlot(context_);
       admitted = slot.status();
@@ -195,7 +198,7 @@ class PositionalEncodingService::TableStream final
     if (admitted.ok()) {
       Ref();
       admitted = service_->PostMiss(
-          context_, MissCost(lookup, plan_.spec, message_bytes), [this, whole] {
+          context_, MissCost(lookup, plan_.spec, chunk_bytes), [this, whole] {
             FirstComputation(whole);
             Unref();
           });
@@ -242,7 +245,15 @@ class PositionalEncodingService::TableStream final
       return WriteNext();
     }
     encoding_ = std::make_unique<EncodingPlan>(plan_.spec);  // once
-    Pump(std::unique_lock<std::mutex>(mu_));
+    // The first chunk right here, without a second turn in the queue.
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint32_t first = next_compute_;
+    const uint32_t rows = std::min(chunk_rows_, plan_.end - next_compute_);
+    if (rows == 0) return Pump(std::move(lock));
+    next_compute_ += rows;
+    computing_ = true;
+    lock.unlock();
+    ComputeMessage(first, rows);
   }
 
   // Cached mode: writes the next message, or finishes.
@@ -275,22 +286,35 @@ class PositionalEncodingService::TableStream final
       // Stop; finish once no computation or write is outstanding.
       if (!computing_ && !writing_ && !finished_) finish = *end_;
     } else {
-      if (!writing_ && ready_.has_value()) {
-        message_ = BuildRangeMessage(plan_, method_ == Method::kStreamRows,
-                                     ready_->first, ready_->rows,
-                                     std::move(ready_->data));
-        bytes_sent_ += message_.Length();
-        ready_.reset();
-        writing_ = write = true;
+      if (!writing_) {
+        if (!current_.has_value() && ready_.has_value()) {
+          current_ = std::move(ready_);
+          ready_.reset();
+        }
+        if (current_.has_value()) {
+          // The next message: a view of the chunk (no copy).
+          const uint32_t rows = std::min(plan_.rows_per_message,
+                                         current_->rows - current_->written);
+          const size_t row_bytes = plan_.spec.row_bytes();
+          message_ = BuildRangeMessage(
+              plan_, method_ == Method::kStreamRows,
+              current_->first + current_->written, rows,
+              current_->data.sub(current_->written * row_bytes,
+                                 (current_->written + rows) * row_bytes));
+          bytes_sent_ += message_.Length();
+          current_->written += rows;
+          if (current_->written == current_->rows) current_.reset();
+          writing_ = write = true;
+        }
       }
       if (!computing_ && !ready_.has_value() && next_compute_ < plan_.end) {
         compute_first = next_compute_;
-        compute_rows =
-            std::min(plan_.rows_per_message, plan_.end - next_compute_);
+        compute_rows = std::min(chunk_rows_, plan_.end - next_compute_);
         next_compute_ += compute_rows;
         computing_ = true;
       }
-      if (!writing_ && !computing_ && !ready_.has_value() && !finished_) {
+      if (!writing_ && !computing_ && !current_.has_value() &&
+          !ready_.has_value() && !finished_) {
         finish = absl::OkStatus();  // every row computed and written
       }
     }
@@ -316,7 +340,7 @@ class PositionalEncodingService::TableStream final
     service_->cache_->RecordRowsComputed(plan_.spec, rows);
     std::unique_lock<std::mutex> lock(mu_);
     computing_ = false;
-    ready_ = Computed{first, rows, std::move(data)};
+    ready_ = Computed{first, rows, 0, std::move(data)};
     Pump(std::move(lock));
   }
 
@@ -329,9 +353,25 @@ class PositionalEncodingService::TableStream final
     Finish(ToGrpcStatus(status));
   }
 
+  // Rows per pool task in computed mode: whole messages, at least 256 KiB
+  // when a message is smaller (and so at least the rows the fast range
+  // kernel needs, for rows up to 1 KiB), never more than the stream asks.
+  static uint32_t ChunkRows(const RangePlan& plan) {
+    constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
+    const uint64_t message_bytes =
+        uint64_t{plan.rows_per_message} * plan.spec.row_bytes();
+    const uint64_t messages = std::max<uint64_t>(
+        1, kChunkBytes / std::max<uint64_t>(1, message_bytes));
+    const uint64_t rows = messages * plan.rows_per_message;
+    return static_cast<uint32_t>(
+        std::min<uint64_t>(rows, std::max<uint32_t>(1, plan.end - plan.start)));
+  }
+
+  // A computed chunk: rows [first, first + rows), `written` of them sent.
   struct Computed {
     uint32_t first = 0;
     uint32_t rows = 0;
+    uint32_t written = 0;
     grpc::Slice data;
   };
 
@@ -352,12 +392,14 @@ class PositionalEncodingService::TableStream final
   uint32_t next_ = 0;  // next row to write
   // Computed mode.
   std::unique_ptr<EncodingPlan> encoding_;
+  uint32_t chunk_rows_ = 0;  // set in Start, before any task
   std::mutex mu_;
-  uint32_t next_compute_ ABSL_GUARDED_BY(mu_) = 0;      // first row not taken
-  bool computing_ ABSL_GUARDED_BY(mu_) = false;         // a task computes
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;           // a write is in flight
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;          // Finish was decided
-  std::optional<Computed> ready_ ABSL_GUARDED_BY(mu_);  // computed, unwritten
+  uint32_t next_compute_ ABSL_GUARDED_BY(mu_) = 0;  // first row not taken
+  bool computing_ ABSL_GUARDED_BY(mu_) = false;     // a task computes
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;       // a write is in flight
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;      // Finish was decided
+  std::optional<Computed> current_ ABSL_GUARDED_BY(mu_);  // being written
+  std::optional<Computed> ready_ ABSL_GUARDED_BY(mu_);    // computed, unwritten
   std::optional<absl::Status> end_ ABSL_GUARDED_BY(mu_);  // stop with this
 };
 
@@ -540,6 +582,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   compute->set_queued_tasks(pool.queued_tasks);
   compute->set_queued_bytes(pool.queued_bytes);
   compute->set_running_tasks(pool.running_tasks);
+  compute->set_started_tasks(pool.started_tasks);
   compute->set_inflight_bytes(inflight_->used());
   v1::RefusalStats* refused = response->mutable_refusals();
   refused->set_queue_full(refusals_.Get(RefusalReason::kQueueFull));

@@ -90,6 +90,37 @@ TEST_F(BoundedCostTest, RowsRentedUpToAnEighth_ThenTableComputedOnce) {
   EXPECT_EQ(Stats().cache().hits(), hits + 1);
 }
 
+TEST_F(BoundedCostTest, StreamOverUncacheableTable_ComputedInChunksNotRows) {
+  ServerOptions options = DefaultOptions();
+  options.cache_bytes = kMiB;  // the 2 MiB table below is never cached
+  StartServer(options);
+  const TableSpec spec = Spec(512, 1024);  // float32: 2 KiB rows
+  std::vector<std::string> rows;
+  absl::Status status = client_->StreamRows(
+      spec, 0, std::nullopt, [&](uint32_t position, const Tensor& row) {
+        EXPECT_EQ(position, rows.size());
+        rows.push_back(row.data);
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_EQ(rows.size(), 1024u);
+  const v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.cache().computations(), 0u);
+  EXPECT_EQ(stats.cache().rows_computed_outside(), 1024u);
+  // 256 KiB chunks of 128 rows: 8 pool tasks, not 1024.
+  EXPECT_EQ(stats.compute().started_tasks(), 8u);
+  // Rows on both sides of a chunk boundary match the gather path's.
+  absl::StatusOr<Tensor> gathered = client_->GetRows(spec, {0, 127, 128, 1023});
+  ASSERT_TRUE(gathered.ok()) << gathered.status();
+  const size_t row_bytes = spec.row_bytes();
+  const uint32_t positions[] = {0, 127, 128, 1023};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(rows[positions[k]],
+              gathered->data.substr(k * row_bytes, row_bytes))
+        << "row " << positions[k];
+  }
+}
+
 TEST_F(BoundedCostTest, FloodOfOneOffSpecs_HotTableStaysResident) {
   ServerOptions options = DefaultOptions();
   options.cache_bytes = 8 * kMiB;
@@ -144,7 +175,9 @@ TEST_F(BoundedCostTest, FullComputeQueue_ResourceExhaustedNamingFlag) {
                   HasSubstr("--max_queued_compute_bytes=33554432"));
     }
   }
-  EXPECT_GE(ok, 2);  // the one running and the one queued
+  // At least the first call to reach the queue; a second one only if the
+  // first had left the queue for the thread before the rest arrived.
+  EXPECT_GE(ok, 1);
   EXPECT_GE(refused, 1);
   const v1::GetStatsResponse stats = Stats();
   EXPECT_EQ(stats.refusals().queue_full(), uint64_t(refused));

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -40,6 +41,10 @@ TEST(SoakTest, MixedLoad) {
 
   std::atomic<uint64_t> calls{0}, unexpected{0}, expected_errors{0};
   std::atomic<uint64_t> max_rss{0};
+  // The slowest call, in microseconds, and what it was (RPC kind 0..9).
+  std::mutex slowest_mu;
+  int64_t slowest_us = 0;
+  std::string slowest_what;
   std::atomic<bool> stop{false};
   const absl::Time end = absl::Now() + absl::Seconds(seconds);
   std::vector<std::thread> callers;
@@ -54,7 +59,9 @@ TEST(SoakTest, MixedLoad) {
         spec.dtype = rng() % 4 == 0 ? DType::kFloat64 : DType::kFloat32;
         absl::Status status;
         absl::StatusCode want = absl::StatusCode::kOk;
-        switch (rng() % 10) {
+        const absl::Time started = absl::Now();
+        const int kind = rng() % 10;
+        switch (kind) {
           case 0:
           case 1:
           case 2:
@@ -95,6 +102,16 @@ TEST(SoakTest, MixedLoad) {
             break;
         }
         ++calls;
+        const int64_t us = absl::ToInt64Microseconds(absl::Now() - started);
+        {
+          std::lock_guard<std::mutex> lock(slowest_mu);
+          if (us > slowest_us) {
+            slowest_us = us;
+            slowest_what = absl::StrCat(
+                "kind ", kind, " d=", spec.d, " max_len=", spec.max_len, " ",
+                DTypeName(spec.dtype), ": ", status.ToString());
+          }
+        }
         if (status.code() != want) {
           if (++unexpected <= 10) ADD_FAILURE() << status;
         } else if (!status.ok()) {
@@ -123,7 +140,8 @@ TEST(SoakTest, MixedLoad) {
             << stats->cache().computations() << " computations, "
             << stats->cache().rejections() << " rejections; RSS baseline "
             << (baseline >> 20) << " MiB, max sampled " << (max_rss >> 20)
-            << " MiB, VmHWM " << (peak >> 20) << " MiB\n";
+            << " MiB, VmHWM " << (peak >> 20) << " MiB; slowest call "
+            << slowest_us / 1000 << " ms (" << slowest_what << ")\n";
   EXPECT_EQ(unexpected.load(), 0u);
   EXPECT_GT(calls.load(), 100u);
   // The cache filled, then one-off specs met the admission rule: each
