@@ -21,9 +21,9 @@ std::byte* AllocateLargeBuffer(size_t bytes) {
     const size_t padded = (bytes + kAlign - 1) / kAlign * kAlign;
     return static_cast<std::byte*>(std::aligned_alloc(kAlign, padded));
   }
-  // Over-map by one huge page so the start can be aligned to one: THP
-  // backs only aligned 2 MiB ranges. Only whole huge pages are advised, so
-  // a partly used last one never costs 2 MiB of RSS.
+  // Over-map by one huge page so the start can be aligned to one: where
+  // THP is "always", the kernel can then back whole 2 MiB ranges with huge
+  // pages it has free.
   const size_t size = MappedSize(bytes);
   void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -35,10 +35,8 @@ std::byte* AllocateLargeBuffer(size_t bytes) {
   if (end > aligned + size) {
     munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
   }
-  void* p = reinterpret_cast<void*>(aligned);
-  // Advice only: 4 KiB pages if the kernel has no huge page to give.
-  madvise(p, size / kHugePage * kHugePage, MADV_HUGEPAGE);
-  return static_cast<std::byte*>(p);
+  // No madvise(MADV_HUGEPAGE): see large_buffer.h.
+  return reinterpret_cast<std::byte*>(aligned);
 }
 
 void FreeLargeBuffer(std::byte* p, size_t bytes) {
