@@ -104,7 +104,7 @@ int Usage(const absl::Status& status) {
 absl::Status WriteTensor(const std::string& path, const TableSpec& spec,
                          const Tensor& tensor) {
   absl::StatusOr<std::unique_ptr<TensorFileWriter>> writer =
-      TensorFileWriter::Open(path, spec.dtype, tensor.shape[0], spec.d);
+      TensorFileWriter::Open(path, spec.dtype, tensor.shape[0], spec.width());
   if (!writer.ok()) return writer.status();
   if (absl::Status s = (*writer)->Append(tensor); !s.ok()) return s;
   return (*writer)->Close();

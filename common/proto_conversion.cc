@@ -1,5 +1,8 @@
 #include "common/proto_conversion.h"
 
+#include <cmath>
+#include <memory>
+
 #include "absl/strings/str_cat.h"
 
 namespace posenc {
@@ -54,6 +57,12 @@ absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
     case v1::LAYOUT_CONCAT_COS_SIN:
       spec.layout = Layout::kConcatCosSin;
       break;
+    case v1::LAYOUT_ROTATE_HALF:
+      spec.layout = Layout::kRotateHalf;
+      break;
+    case v1::LAYOUT_INTERLEAVED_PAIRS:
+      spec.layout = Layout::kInterleavedPairs;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("spec.layout ", static_cast<int>(proto.layout()),
@@ -72,7 +81,98 @@ absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
           absl::StrCat("spec.frequency ", static_cast<int>(proto.frequency()),
                        " is not a known Frequency"));
   }
+  if (const double prf = proto.partial_rotary_factor(); prf != 0) {
+    if (!std::isfinite(prf) || prf < 0 || prf > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.partial_rotary_factor must be in (0, 1] (0 means 1), got ",
+          prf));
+    }
+    // As HF: int(head_dim * partial_rotary_factor), the double product.
+    const uint32_t rotary = static_cast<uint32_t>(proto.d() * prf);
+    if (rotary < 2 || rotary % 2 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.partial_rotary_factor ", prf, " gives a rotary dimension of ",
+          rotary, " for d=", proto.d(), "; it must be even and >= 2"));
+    }
+    spec.d = rotary;
+  }
+  if (proto.has_rope()) {
+    absl::StatusOr<std::shared_ptr<const RopeScaling>> rope =
+        RopeFromProto(proto.rope());
+    if (!rope.ok()) return rope.status();
+    spec.rope = *std::move(rope);
+  }
   return spec;
+}
+
+absl::StatusOr<std::shared_ptr<const RopeScaling>> RopeFromProto(
+    const v1::RopeScaling& proto) {
+  auto rope = std::make_shared<RopeScaling>();
+  switch (proto.type()) {
+    case v1::ROPE_TYPE_UNSPECIFIED:
+    case v1::ROPE_TYPE_DEFAULT:
+      rope->type = RopeType::kDefault;
+      break;
+    case v1::ROPE_TYPE_LINEAR:
+      rope->type = RopeType::kLinear;
+      break;
+    case v1::ROPE_TYPE_DYNAMIC:
+      rope->type = RopeType::kDynamic;
+      break;
+    case v1::ROPE_TYPE_YARN:
+      rope->type = RopeType::kYarn;
+      break;
+    case v1::ROPE_TYPE_LLAMA3:
+      rope->type = RopeType::kLlama3;
+      break;
+    case v1::ROPE_TYPE_LONGROPE:
+      rope->type = RopeType::kLongRope;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.rope.type ", static_cast<int>(proto.type()),
+                       " is not a known RopeType"));
+  }
+  rope->factor = proto.factor();
+  rope->original_max_position_embeddings =
+      proto.original_max_position_embeddings();
+  rope->seq_len = proto.seq_len();
+  rope->beta_fast = proto.beta_fast();
+  rope->beta_slow = proto.beta_slow();
+  rope->mscale = proto.mscale();
+  rope->mscale_all_dim = proto.mscale_all_dim();
+  if (proto.has_truncate()) rope->truncate = proto.truncate();
+  rope->attention_factor = proto.attention_factor();
+  rope->low_freq_factor = proto.low_freq_factor();
+  rope->high_freq_factor = proto.high_freq_factor();
+  rope->short_factor.assign(proto.short_factor().begin(),
+                            proto.short_factor().end());
+  rope->long_factor.assign(proto.long_factor().begin(),
+                           proto.long_factor().end());
+  // The default scheme with nothing set is the plain table: one cache
+  // entry for both spellings. (With a parameter set, ValidateRope refuses.)
+  if (*rope == RopeScaling{}) return nullptr;
+  return rope;
+}
+
+v1::RopeScaling RopeToProto(const RopeScaling& rope) {
+  v1::RopeScaling proto;
+  proto.set_type(static_cast<v1::RopeType>(static_cast<int>(rope.type) + 1));
+  proto.set_factor(rope.factor);
+  proto.set_original_max_position_embeddings(
+      rope.original_max_position_embeddings);
+  proto.set_seq_len(rope.seq_len);
+  proto.set_beta_fast(rope.beta_fast);
+  proto.set_beta_slow(rope.beta_slow);
+  proto.set_mscale(rope.mscale);
+  proto.set_mscale_all_dim(rope.mscale_all_dim);
+  if (rope.truncate.has_value()) proto.set_truncate(*rope.truncate);
+  proto.set_attention_factor(rope.attention_factor);
+  proto.set_low_freq_factor(rope.low_freq_factor);
+  proto.set_high_freq_factor(rope.high_freq_factor);
+  for (double v : rope.short_factor) proto.add_short_factor(v);
+  for (double v : rope.long_factor) proto.add_long_factor(v);
+  return proto;
 }
 
 v1::TableSpec SpecToProto(const TableSpec& spec) {
@@ -91,9 +191,16 @@ v1::TableSpec SpecToProto(const TableSpec& spec) {
     case Layout::kConcatCosSin:
       proto.set_layout(v1::LAYOUT_CONCAT_COS_SIN);
       break;
+    case Layout::kRotateHalf:
+      proto.set_layout(v1::LAYOUT_ROTATE_HALF);
+      break;
+    case Layout::kInterleavedPairs:
+      proto.set_layout(v1::LAYOUT_INTERLEAVED_PAIRS);
+      break;
   }
   proto.set_frequency(spec.frequency == Frequency::kPaper ? v1::FREQUENCY_PAPER
                                                           : v1::FREQUENCY_T2T);
+  if (spec.rope != nullptr) *proto.mutable_rope() = RopeToProto(*spec.rope);
   return proto;
 }
 

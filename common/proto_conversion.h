@@ -3,6 +3,8 @@
 #ifndef POSENC_COMMON_PROTO_CONVERSION_H_
 #define POSENC_COMMON_PROTO_CONVERSION_H_
 
+#include <memory>
+
 #include "absl/status/statusor.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.pb.h"
@@ -10,12 +12,21 @@
 namespace posenc {
 
 // Resolves defaults (base 0 -> 10000, *_UNSPECIFIED -> the documented
-// default). INVALID_ARGUMENT for enum values this server does not know.
+// default) and partial_rotary_factor (d becomes the rotary dimension).
+// INVALID_ARGUMENT for enum values this server does not know and for a
+// partial_rotary_factor out of (0, 1] or giving an odd or zero dimension.
 // Limits are checked separately by ValidateSpec.
 absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto);
 
 // The fully explicit proto form of `spec` (no field left to its default).
 v1::TableSpec SpecToProto(const TableSpec& spec);
+
+// RoPE scaling: null for ROPE_TYPE_DEFAULT with nothing else set (the plain
+// table); INVALID_ARGUMENT for an unknown RopeType. Ranges are checked by
+// ValidateSpec (core/rope.h ValidateRope).
+absl::StatusOr<std::shared_ptr<const RopeScaling>> RopeFromProto(
+    const v1::RopeScaling& proto);
+v1::RopeScaling RopeToProto(const RopeScaling& rope);
 
 v1::DType DTypeToProto(DType dtype);
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "core/exact_sincos_mpfr.h"
+#include "core/rope.h"
 #include "core/rounding.h"
 #include "core/row_kernel_simd.h"
 #include "core/sincos_double_double.h"
@@ -36,13 +37,22 @@ constexpr uint64_t kStreamMinBytes = uint64_t{4} << 20;
 
 // Bits of the correctly rounded real value t, given y with
 // |y - t| <= kFastRelError * |t|, or false when undecided.
-bool RoundFastValue(double y, DType dtype, uint64_t* bits) {
-  const double slack = kFastCheckSlack * std::fabs(y);
+bool RoundFastValue(double y, DType dtype, uint64_t* bits,
+                    double check_slack = kFastCheckSlack) {
+  const double slack = check_slack * std::fabs(y);
   const uint64_t lo = RoundDoubleToBits(y - slack, dtype);
   const uint64_t hi = RoundDoubleToBits(y + slack, dtype);
   if (lo != hi) return false;
   *bits = lo;
   return true;
+}
+
+// A fast value times the attention factor's high word: error <= kFastRelError
+// + 2^-52 relative, covered (with the rounding of y +- slack) by 2^-45.
+constexpr double kScaledCheckSlack = 0x1p-45;
+
+bool IsRopeLayout(Layout layout) {
+  return layout == Layout::kRotateHalf || layout == Layout::kInterleavedPairs;
 }
 
 }  // namespace
@@ -61,6 +71,21 @@ EncodingPlan::EncodingPlan(const TableSpec& spec)
       half_(spec.d / 2),
       freq_(ExactFrequencies(spec)),
       angle_(std::make_shared<AngleTable>()) {
+  if (IsRopeLayout(spec.layout)) {
+    TableSpec inner = spec;
+    inner.layout = Layout::kConcatCosSin;
+    inner_ = std::make_shared<EncodingPlan>(inner);
+  }
+  if (spec.rope != nullptr && HasAttentionFactor(*spec.rope)) {
+    scaled_ = true;
+    mpfr_t a;
+    mpfr_init2(a, 192);
+    AttentionFactorMpfr(*spec.rope, a);
+    attn_hi_ = mpfr_get_d(a, MPFR_RNDN);
+    mpfr_sub_d(a, a, attn_hi_, MPFR_RNDN);
+    attn_lo_ = mpfr_get_d(a, MPFR_RNDN);
+    mpfr_clear(a);
+  }
   // f_i decreases with i, so the fast columns are a prefix.
   fast_columns_ = 0;
   while (fast_columns_ < half_ && freq_[fast_columns_].w0 >= kMinFastFrequency)
@@ -91,23 +116,101 @@ void EncodingPlan::StorePair(uint32_t column, uint64_t sin_bits,
     case Layout::kConcatCosSin:
       sin_col = half_ + size_t{column};
       break;
+    case Layout::kRotateHalf:  // cos at i and h+i, sin at d+i and d+h+i
+      cos_col = column;
+      sin_col = spec_.d + size_t{column};
+      StoreBits(cos_bits, spec_.dtype, row + (cos_col + half_) * size);
+      StoreBits(sin_bits, spec_.dtype, row + (sin_col + half_) * size);
+      break;
+    case Layout::kInterleavedPairs:  // cos at 2i, 2i+1; sin at d+2i, d+2i+1
+      cos_col = 2 * size_t{column};
+      sin_col = spec_.d + cos_col;
+      StoreBits(cos_bits, spec_.dtype, row + (cos_col + 1) * size);
+      StoreBits(sin_bits, spec_.dtype, row + (sin_col + 1) * size);
+      break;
   }
   StoreBits(sin_bits, spec_.dtype, row + sin_col * size);
   StoreBits(cos_bits, spec_.dtype, row + cos_col * size);
+}
+
+void EncodingPlan::ExpandRows(const std::byte* inner, uint32_t count,
+                              std::byte* out) const {
+  const size_t size = DTypeSize(spec_.dtype);
+  const size_t half_bytes = size_t{half_} * size;
+  for (uint32_t r = 0; r < count; ++r) {
+    const std::byte* cos = inner + size_t{r} * spec_.d * size;
+    const std::byte* sin = cos + half_bytes;
+    std::byte* row = out + size_t{r} * 2 * spec_.d * size;
+    if (spec_.layout == Layout::kRotateHalf) {
+      std::memcpy(row, cos, half_bytes);
+      std::memcpy(row + half_bytes, cos, half_bytes);
+      std::memcpy(row + 2 * half_bytes, sin, half_bytes);
+      std::memcpy(row + 3 * half_bytes, sin, half_bytes);
+    } else {
+      std::byte* sin_out = row + 2 * half_bytes;
+      for (uint32_t i = 0; i < half_; ++i) {
+        std::memcpy(row + 2 * i * size, cos + i * size, size);
+        std::memcpy(row + (2 * i + 1) * size, cos + i * size, size);
+        std::memcpy(sin_out + 2 * i * size, sin + i * size, size);
+        std::memcpy(sin_out + (2 * i + 1) * size, sin + i * size, size);
+      }
+    }
+  }
+}
+
+void EncodingPlan::ComputeRowScaled(uint32_t pos, std::byte* row) const {
+  if (pos == 0 || spec_.dtype == DType::kFloat64) {
+    for (uint32_t i = 0; i < half_; ++i) ComputeColumn(i, pos, row);
+    return;
+  }
+  constexpr uint32_t kBlock = 256;
+  double s[kBlock], c[kBlock];
+  uint8_t risky[kBlock];
+  uint32_t done = 0;  // columns [0, done) are written
+  for (uint32_t i = 0; i < fast_columns_; i += kBlock) {
+    const uint32_t n = std::min(kBlock, fast_columns_ - i);
+    if (!SinCosColumnsSimd(w0_.data() + i, w1_.data() + i, n, pos, s, c,
+                           risky)) {
+      break;  // no SIMD target with FMA on this CPU
+    }
+    done = i + n;
+    for (uint32_t k = 0; k < n; ++k) {
+      uint64_t sb, cb;
+      if (!risky[k] &&
+          RoundFastValue(s[k] * attn_hi_, spec_.dtype, &sb,
+                         kScaledCheckSlack) &&
+          RoundFastValue(c[k] * attn_hi_, spec_.dtype, &cb,
+                         kScaledCheckSlack)) {
+        StorePair(i + k, sb, cb, row);
+      } else {
+        ComputeColumn(i + k, pos, row);
+      }
+    }
+  }
+  for (uint32_t i = done; i < half_; ++i) ComputeColumn(i, pos, row);
 }
 
 void EncodingPlan::ComputeColumn(uint32_t column, uint32_t pos,
                                  std::byte* row) const {
   uint64_t sin_bits, cos_bits;
   bool decided = false;
-  if (pos == 0) {
+  if (pos == 0 && scaled_) {
+    // cos(0) * a = RN(a): the MPFR path (once per column of row 0).
+  } else if (pos == 0) {
     sin_bits = EncodeExact(0.0, spec_.dtype);
     cos_bits = EncodeExact(1.0, spec_.dtype);
     decided = true;
   } else if (column < fast_columns_) {
     if (spec_.dtype == DType::kFloat64) {
-      const DoubleDoubleSinCos v =
+      DoubleDoubleSinCos v =
           DoubleDoubleSinCosOf(static_cast<double>(pos), freq_[column]);
+      if (scaled_) {
+        // Relative error < 2^-98 (sin/cos) + 2^-103.7 (product) + 2^-106
+        // (a's words): still within kDoubleDoubleRelError = 2^-96.
+        const DoubleDouble a{attn_hi_, attn_lo_};
+        v.sin = DdMul(v.sin, a);
+        v.cos = DdMul(v.cos, a);
+      }
       double s, c;
       if (!v.risky && RoundDoubleDoubleToDouble(v.sin, &s) &&
           RoundDoubleDoubleToDouble(v.cos, &c)) {
@@ -118,8 +221,11 @@ void EncodingPlan::ComputeColumn(uint32_t column, uint32_t pos,
     } else {
       const FastSinCos v =
           FastSinCosScalar(static_cast<double>(pos), w0_[column], w1_[column]);
-      decided = !v.risky && RoundFastValue(v.sin, spec_.dtype, &sin_bits) &&
-                RoundFastValue(v.cos, spec_.dtype, &cos_bits);
+      const double a = scaled_ ? attn_hi_ : 1.0;
+      const double slack = scaled_ ? kScaledCheckSlack : kFastCheckSlack;
+      decided = !v.risky &&
+                RoundFastValue(v.sin * a, spec_.dtype, &sin_bits, slack) &&
+                RoundFastValue(v.cos * a, spec_.dtype, &cos_bits, slack);
     }
   }
   if (!decided) ExactSinCosBits(spec_, column, pos, &sin_bits, &cos_bits);
@@ -334,6 +440,26 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
 
 void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
                                std::byte* out) const {
+  if (inner_ != nullptr) {
+    // Blocks of inner rows (bounded scratch), each expanded.
+    const size_t inner_row = inner_->spec().row_bytes();
+    const uint32_t block = static_cast<uint32_t>(
+        std::clamp<size_t>((size_t{256} << 10) / inner_row, 64, count));
+    std::vector<std::byte> scratch(size_t{block} * inner_row);
+    for (uint32_t done = 0; done < count;) {
+      const uint32_t n = std::min(block, count - done);
+      inner_->ComputeRows(first + done, n, scratch.data());
+      ExpandRows(scratch.data(), n, out + size_t{done} * spec_.row_bytes());
+      done += n;
+    }
+    return;
+  }
+  if (scaled_) {
+    for (uint32_t k = 0; k < count; ++k) {
+      ComputeRowScaled(first + k, out + size_t{k} * spec_.row_bytes());
+    }
+    return;
+  }
   const size_t row_bytes = spec_.row_bytes();
   uint32_t p = first;
   const uint32_t end = first + count;
@@ -394,6 +520,13 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
 }
 
 void EncodingPlan::ComputeRow(uint32_t pos, std::byte* row) const {
+  if (inner_ != nullptr) {
+    std::vector<std::byte> scratch(inner_->spec().row_bytes());
+    inner_->ComputeRow(pos, scratch.data());
+    ExpandRows(scratch.data(), 1, row);
+    return;
+  }
+  if (scaled_) return ComputeRowScaled(pos, row);
   if (pos == 0 || spec_.dtype == DType::kFloat64) {
     for (uint32_t i = 0; i < half_; ++i) ComputeColumn(i, pos, row);
   } else if (spec_.dtype == DType::kFloat32) {

@@ -2,7 +2,13 @@
 // position (exact frequencies split into double words), built once and then
 // used to compute any row exactly (correctly rounded, RNE) in any dtype.
 //
-// Construction costs O(d) MPFR multiplications (~0.1 ms for d = 512).
+// Construction costs O(d) MPFR multiplications (~0.1 ms for d = 512; RoPE
+// scaling evaluates each frequency on its own, O(d) exponentials).
+//
+// RoPE: the RoPE layouts (rows holding each value twice) are computed as
+// LAYOUT_CONCAT_COS_SIN by an inner plan and expanded; a RoPE attention
+// factor a (core/rope.h) takes a per-value path that rounds a * sin and
+// a * cos once, without the angle-addition range kernels.
 // Immutable after construction: ComputeRow is thread-safe and may be called
 // concurrently from many threads on one plan.
 #ifndef POSENC_CORE_ENCODING_PLAN_H_
@@ -51,6 +57,12 @@ class EncodingPlan {
  private:
   void StorePair(uint32_t column, uint64_t sin_bits, uint64_t cos_bits,
                  std::byte* row) const;
+  // RoPE layouts: expands `count` rows of the inner plan (concat_cos_sin,
+  // d values each) into this layout's 2d-value rows.
+  void ExpandRows(const std::byte* inner, uint32_t count, std::byte* out) const;
+  // Row `pos` with the attention factor (scaled_): every value by the
+  // per-value path, vector sin/cos first where the dtype allows.
+  void ComputeRowScaled(uint32_t pos, std::byte* row) const;
   void ComputeRowFloat32(uint32_t pos, std::byte* row) const;
   void ComputeRowFromDoubles(uint32_t pos, std::byte* row) const;
   // sin/cos(pos * f_column) in double within 2^-52.9 relative (double-double
@@ -73,6 +85,11 @@ class EncodingPlan {
 
   TableSpec spec_;
   uint32_t half_;
+  // RoPE layouts: the same table as concat_cos_sin (null otherwise).
+  std::shared_ptr<const EncodingPlan> inner_;
+  // RoPE attention factor a != 1: a = attn_hi_ + attn_lo_ within 2^-106.
+  bool scaled_ = false;
+  double attn_hi_ = 1, attn_lo_ = 0;
   uint32_t fast_columns_;
   std::vector<FrequencyWords> freq_;
   // w0/w1 of freq_ as arrays, padded to RoundUpToKernelLanes(fast_columns_).

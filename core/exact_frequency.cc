@@ -142,6 +142,10 @@ uint32_t FrequencyDenominator(const TableSpec& spec) {
 }
 
 void FrequencyMpfr(const TableSpec& spec, uint32_t i, mpfr_ptr out) {
+  if (spec.rope != nullptr) {
+    ScaledFrequencyMpfr(*spec.rope, spec.d, spec.base, i, out);
+    return;
+  }
   if (i == 0) {
     mpfr_set_ui(out, 1, MPFR_RNDN);
     return;
@@ -162,6 +166,21 @@ std::vector<FrequencyWords> ExactFrequencies(const TableSpec& spec) {
   const uint32_t half = spec.d / 2;
   std::vector<FrequencyWords> words(half);
   if (half == 0) return words;
+  if (spec.rope != nullptr) {
+    // RoPE: each f'_i evaluated on its own (core/rope.h), within 2^-180;
+    // the split adds 2^-159.
+    std::vector<__mpfr_struct> f(half);
+    for (auto& v : f) mpfr_init2(&v, 192);
+    ScaledFrequencies192(*spec.rope, spec.d, spec.base, f.data());
+    Mpfr rest(192);
+    for (uint32_t i = 0; i < half; ++i) {
+      words[i] = mpfr_get_exp(&f[i]) >= -800
+                     ? SplitIntoWordsFast(&f[i])
+                     : SplitIntoWords(&f[i], rest.get());
+      mpfr_clear(&f[i]);
+    }
+    return words;
+  }
   words[0] = {1.0, 0.0, 0.0};
   if (half == 1) return words;
   // 192 bits (three limbs) is the least that keeps the words within

@@ -3,6 +3,7 @@
 #include <mpfr.h>
 
 #include "core/exact_frequency.h"
+#include "core/rope.h"
 #include "core/rounding.h"
 
 namespace posenc {
@@ -31,15 +32,30 @@ bool RoundIfDecided(mpfr_srcptr s, mpfr_srcptr err, DType dtype,
 
 void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
                      uint64_t* sin_bits, uint64_t* cos_bits) {
-  if (pos == 0) {  // sin(0) = +0 and cos(0) = 1 exactly
+  const bool scaled = spec.rope != nullptr && HasAttentionFactor(*spec.rope);
+  if (pos == 0 && !scaled) {  // sin(0) = +0 and cos(0) = 1 exactly
     *sin_bits = EncodeExact(0.0, spec.dtype);
     *cos_bits = EncodeExact(1.0, spec.dtype);
     return;
   }
+  if (pos == 0) {  // a * sin(0) = +0, a * cos(0) = a
+    *sin_bits = EncodeExact(0.0, spec.dtype);
+    for (mpfr_prec_t w = 128;; w *= 2) {
+      mpfr_t a, err;
+      mpfr_init2(a, w);
+      mpfr_init2(err, 64);
+      AttentionFactorMpfr(*spec.rope, a);  // within 2^(8-w) relative
+      mpfr_mul_2si(err, a, 9 - w, MPFR_RNDU);
+      const bool done = RoundIfDecided(a, err, spec.dtype, cos_bits);
+      mpfr_clears(a, err, static_cast<mpfr_ptr>(nullptr));
+      if (done) return;
+    }
+  }
   bool have_sin = false, have_cos = false;
   for (mpfr_prec_t w = 128;; w *= 2) {
-    mpfr_t f, x, s, c, err, term;
-    mpfr_inits2(w, f, x, s, c, static_cast<mpfr_ptr>(nullptr));
+    mpfr_t f, x, s, c, err, term, a, sa;
+    mpfr_inits2(w, f, x, s, c, a, sa, static_cast<mpfr_ptr>(nullptr));
+    if (scaled) AttentionFactorMpfr(*spec.rope, a);
     mpfr_inits2(64, err, term, static_cast<mpfr_ptr>(nullptr));
     // |f - f_i| <= 2^(12-w) f_i; x = RN(f * pos) adds 2^-w relative:
     // |x - pos * f_i| <= 2^(12.01-w) |x| < 2^(13 - w + EXP(x)).
@@ -56,11 +72,22 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
       mpfr_set_ui_2exp(err, 1, 13 - w + mpfr_get_exp(x), MPFR_RNDU);
       mpfr_set_ui_2exp(term, 1, mpfr_get_exp(v) - w, MPFR_RNDU);
       mpfr_add(err, err, term, MPFR_RNDU);
+      if (scaled) {
+        // v * a with a within 2^(8-w): error <= err * a' + |v a| 2^(10-w),
+        // a' = a (1 + 2^-60) covering a's own error.
+        mpfr_mul(sa, v, a, MPFR_RNDN);
+        mpfr_mul(err, err, a, MPFR_RNDU);
+        mpfr_mul_d(err, err, 1 + 0x1p-60, MPFR_RNDU);
+        mpfr_abs(term, sa, MPFR_RNDU);
+        mpfr_mul_2si(term, term, 10 - w, MPFR_RNDU);
+        mpfr_add(err, err, term, MPFR_RNDU);
+        v = sa;
+      }
       if (RoundIfDecided(v, err, spec.dtype, is_sin ? sin_bits : cos_bits)) {
         (is_sin ? have_sin : have_cos) = true;
       }
     }
-    mpfr_clears(f, x, s, c, err, term, static_cast<mpfr_ptr>(nullptr));
+    mpfr_clears(f, x, s, c, err, term, a, sa, static_cast<mpfr_ptr>(nullptr));
     if (have_sin && have_cos) return;
   }
 }

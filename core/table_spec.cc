@@ -42,6 +42,10 @@ const char* LayoutName(Layout layout) {
       return "concat_sin_cos";
     case Layout::kConcatCosSin:
       return "concat_cos_sin";
+    case Layout::kRotateHalf:
+      return "rotate_half";
+    case Layout::kInterleavedPairs:
+      return "interleaved_pairs";
   }
   return "?";
 }
@@ -57,9 +61,14 @@ const char* FrequencyName(Frequency frequency) {
 }
 
 std::string TableSpec::DebugString() const {
-  return absl::StrFormat(
+  std::string out = absl::StrFormat(
       "d=%u base=%.17g max_len=%u dtype=%s layout=%s frequency=%s", d, base,
       max_len, DTypeName(dtype), LayoutName(layout), FrequencyName(frequency));
+  if (rope != nullptr) {
+    absl::StrAppend(&out, " rope=", RopeTypeName(rope->type));
+    if (rope->factor != 0) absl::StrAppend(&out, " factor=", rope->factor);
+  }
+  return out;
 }
 
 absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits) {
@@ -94,6 +103,14 @@ absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.max_len is ", spec.max_len,
                      ", over the limit max_len_limit=", limits.max_len_limit));
+  }
+  if (spec.rope != nullptr) {
+    if (spec.frequency != Frequency::kPaper) {
+      return absl::InvalidArgumentError(
+          "spec.rope needs spec.frequency FREQUENCY_PAPER (RoPE's "
+          "frequencies are base^(-2i/d))");
+    }
+    return ValidateRope(*spec.rope, spec.d);
   }
   return absl::OkStatus();
 }

@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/rope.h"
 
 namespace posenc {
 
@@ -20,8 +22,19 @@ enum class DType : uint8_t { kFloat32, kFloat64, kFloat16, kBFloat16 };
 enum class Layout : uint8_t {
   kInterleaved,   // sin at 2i, cos at 2i+1 (the paper)
   kConcatSinCos,  // sin at i, cos at d/2+i (tensor2tensor, fairseq)
-  kConcatCosSin,  // cos at i, sin at d/2+i (ggml, diffusers)
+  kConcatCosSin,  // cos at i, sin at d/2+i (ggml, diffusers, vLLM's RoPE)
+  // The RoPE layouts hold every value twice (rows of 2d channels):
+  kRotateHalf,        // cos at i and d/2+i, sin at d+i and 3d/2+i (HF)
+  kInterleavedPairs,  // cos at 2i and 2i+1, sin at d+2i and d+2i+1 (GPT-J)
 };
+
+// Channels per row of a table of dimension d in `layout`: d, or 2d for the
+// RoPE layouts.
+inline uint32_t RowWidth(uint32_t d, Layout layout) {
+  return layout == Layout::kRotateHalf || layout == Layout::kInterleavedPairs
+             ? 2 * d
+             : d;
+}
 
 // Definition of f_i for 0 <= i < d/2.
 enum class Frequency : uint8_t {
@@ -37,7 +50,8 @@ const char* DTypeName(DType dtype);
 const char* LayoutName(Layout layout);
 const char* FrequencyName(Frequency frequency);
 
-// A fully resolved table spec: defaults are already applied (base is never 0).
+// A fully resolved table spec: defaults are already applied (base is never 0,
+// d is the rotary dimension when the request had a partial_rotary_factor).
 struct TableSpec {
   uint32_t d = 0;
   double base = kDefaultBase;
@@ -45,23 +59,31 @@ struct TableSpec {
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kInterleaved;
   Frequency frequency = Frequency::kPaper;
+  // RoPE scaling; null means none (the plain sinusoid, also RoPE's
+  // "default" scheme). Shared and immutable: specs are copied freely.
+  std::shared_ptr<const RopeScaling> rope;
 
-  size_t row_bytes() const { return size_t{d} * DTypeSize(dtype); }
+  uint32_t width() const { return RowWidth(d, layout); }
+  size_t row_bytes() const { return size_t{width()} * DTypeSize(dtype); }
   uint64_t table_bytes() const { return uint64_t{max_len} * row_bytes(); }
 
   // Same table family: every field but max_len. Rows of a family do not
   // depend on max_len, so a longer table serves any shorter one.
   bool SameFamily(const TableSpec& o) const {
     return d == o.d && base == o.base && dtype == o.dtype &&
-           layout == o.layout && frequency == o.frequency;
+           layout == o.layout && frequency == o.frequency &&
+           (rope == o.rope ||
+            (rope != nullptr && o.rope != nullptr && *rope == *o.rope));
   }
   bool operator==(const TableSpec& o) const {
     return SameFamily(o) && max_len == o.max_len;
   }
   template <typename H>
   friend H AbslHashValue(H h, const TableSpec& s) {
-    return H::combine(std::move(h), s.d, s.base, s.max_len, s.dtype, s.layout,
-                      s.frequency);
+    h = H::combine(std::move(h), s.d, s.base, s.max_len, s.dtype, s.layout,
+                   s.frequency, s.rope != nullptr);
+    if (s.rope != nullptr) h = H::combine(std::move(h), *s.rope);
+    return h;
   }
 
   // "d=512 base=10000 max_len=8192 dtype=float32 layout=interleaved ..."
@@ -76,7 +98,8 @@ struct SpecLimits {
 
 // OK, or INVALID_ARGUMENT naming the field, the value and the limit:
 // d odd / zero / over max_d, d < 4 with kT2T, base not finite or <= 1,
-// max_len zero or over max_len_limit.
+// max_len zero or over max_len_limit, rope with kT2T or failing
+// ValidateRope.
 absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits);
 
 // Checks a half-open row range [start, end) of a table with `max_len` rows:

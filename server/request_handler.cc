@@ -124,7 +124,7 @@ absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
 
 grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
                                        grpc::Slice data) {
-  return EncodeTensorMessage(1, 0, spec.dtype, {spec.max_len, spec.d},
+  return EncodeTensorMessage(1, 0, spec.dtype, {spec.max_len, spec.width()},
                              std::move(data));
 }
 
@@ -141,7 +141,7 @@ grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
                                       grpc::Slice data) {
   return EncodeTensorMessage(
       1, 0, plan.spec.dtype,
-      {static_cast<uint32_t>(plan.positions.size()), plan.spec.d},
+      {static_cast<uint32_t>(plan.positions.size()), plan.spec.width()},
       std::move(data));
 }
 
@@ -149,11 +149,11 @@ grpc::ByteBuffer BuildRangeMessage(const RangePlan& plan, bool rows_stream,
                                    uint32_t first, uint32_t rows,
                                    grpc::Slice data) {
   if (rows_stream) {
-    return EncodeTensorMessage(2, first, plan.spec.dtype, {plan.spec.d},
+    return EncodeTensorMessage(2, first, plan.spec.dtype, {plan.spec.width()},
                                std::move(data));
   }
-  return EncodeTensorMessage(2, first, plan.spec.dtype, {rows, plan.spec.d},
-                             std::move(data));
+  return EncodeTensorMessage(2, first, plan.spec.dtype,
+                             {rows, plan.spec.width()}, std::move(data));
 }
 
 }  // namespace posenc

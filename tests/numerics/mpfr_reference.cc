@@ -191,6 +191,10 @@ size_t ColumnOf(const TableSpec& spec, uint32_t i, bool is_sin) {
       return is_sin ? i : half + i;
     case Layout::kConcatCosSin:
       return is_sin ? half + i : i;
+    case Layout::kRotateHalf:  // the first of its two places
+      return is_sin ? spec.d + size_t{i} : i;
+    case Layout::kInterleavedPairs:
+      return is_sin ? spec.d + 2 * size_t{i} : 2 * size_t{i};
   }
   return 0;
 }
