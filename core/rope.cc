@@ -241,6 +241,7 @@ class ScaledFrequencyEvaluator {
         mpfr_div(r, r, span, MPFR_RNDN);
         if (mpfr_sgn(r.get()) < 0) mpfr_set_zero(r, 1);
         if (mpfr_cmp_ui(r, 1) > 0) mpfr_set_ui(r, 1, MPFR_RNDN);
+        mpfr_ui_sub(r, 1, r, MPFR_RNDN);  // HF ramps the extrapolation: 1 - r
         BlendByFactor(r, m);
         return;
       }
