@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -45,17 +47,73 @@ std::string FormatBaseForKey(double x) {
                       exponent);
 }
 
+std::string ListHashForKey(
+    const google::protobuf::RepeatedField<double>& list) {
+  uint64_t hash = 0xcbf29ce484222325u;  // FNV-1a 64
+  for (const double v : list) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    for (int k = 0; k < 8; ++k) {
+      hash ^= (bits >> (8 * k)) & 0xff;  // little-endian bytes
+      hash *= 0x100000001b3u;
+    }
+  }
+  char out[17];
+  std::snprintf(out, sizeof(out), "%016llx",
+                static_cast<unsigned long long>(hash));
+  return out;
+}
+
 std::string RoutingKey(const v1::TableSpec& spec) {
   static const char* const kDTypes[] = {"float32", "float32", "float64",
                                         "float16", "bfloat16"};
-  static const char* const kLayouts[] = {"interleaved", "interleaved",
-                                         "concat_sin_cos", "concat_cos_sin"};
+  static const char* const kLayouts[] = {"interleaved",    "interleaved",
+                                         "concat_sin_cos", "concat_cos_sin",
+                                         "rotate_half",    "interleaved_pairs"};
   static const char* const kFrequencies[] = {"paper", "paper", "t2t"};
+  static const char* const kRopeTypes[] = {
+      "default", "default", "linear", "dynamic", "yarn", "llama3", "longrope"};
   const double base = spec.base() == 0 ? 10000.0 : spec.base();
-  return absl::StrCat("d=", spec.d(), ";base=", FormatBaseForKey(base),
-                      ";dtype=", EnumName(spec.dtype(), kDTypes, 5),
-                      ";layout=", EnumName(spec.layout(), kLayouts, 4),
-                      ";freq=", EnumName(spec.frequency(), kFrequencies, 3));
+  std::string key =
+      absl::StrCat("d=", spec.d(), ";base=", FormatBaseForKey(base),
+                   ";dtype=", EnumName(spec.dtype(), kDTypes, 5),
+                   ";layout=", EnumName(spec.layout(), kLayouts, 6),
+                   ";freq=", EnumName(spec.frequency(), kFrequencies, 3));
+  if (spec.partial_rotary_factor() != 0) {
+    absl::StrAppend(&key,
+                    ";prf=", FormatBaseForKey(spec.partial_rotary_factor()));
+  }
+  if (!spec.has_rope() || spec.rope().ByteSizeLong() == 0) return key;
+  const v1::RopeScaling& r = spec.rope();
+  absl::StrAppend(&key, ";rope=", EnumName(r.type(), kRopeTypes, 7));
+  // The non-zero fields in field-number order.
+  auto number = [&key](const char* name, double v) {
+    if (v != 0) absl::StrAppend(&key, ";", name, "=", FormatBaseForKey(v));
+  };
+  auto integer = [&key](const char* name, uint32_t v) {
+    if (v != 0) absl::StrAppend(&key, ";", name, "=", v);
+  };
+  number("factor", r.factor());
+  integer("original_max_position_embeddings",
+          r.original_max_position_embeddings());
+  integer("seq_len", r.seq_len());
+  number("beta_fast", r.beta_fast());
+  number("beta_slow", r.beta_slow());
+  number("mscale", r.mscale());
+  number("mscale_all_dim", r.mscale_all_dim());
+  if (r.has_truncate()) {
+    absl::StrAppend(&key, ";truncate=", r.truncate() ? "true" : "false");
+  }
+  number("attention_factor", r.attention_factor());
+  number("low_freq_factor", r.low_freq_factor());
+  number("high_freq_factor", r.high_freq_factor());
+  if (r.short_factor_size() > 0) {
+    absl::StrAppend(&key, ";short_factor=", ListHashForKey(r.short_factor()));
+  }
+  if (r.long_factor_size() > 0) {
+    absl::StrAppend(&key, ";long_factor=", ListHashForKey(r.long_factor()));
+  }
+  return key;
 }
 
 }  // namespace posenc

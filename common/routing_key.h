@@ -20,6 +20,11 @@
 //
 // Unknown enum values are written as their number. Example:
 //   d=512;base=10000;dtype=float32;layout=interleaved;freq=paper
+// RoPE layouts are rotate_half | interleaved_pairs. RoPE fields append, when
+// set, ";prf=<partial_rotary_factor>" and then (rope with any non-zero
+// field) ";rope=<default|linear|dynamic|yarn|llama3|longrope>" and every
+// non-zero rope field in field-number order, doubles written as base,
+// truncate as true|false, lists as ListHashForKey (see the proto).
 // The same definition is implemented and tested in the Python, Go and Node
 // clients; tests/golden/interop.txt holds the keys of the interop specs.
 #ifndef POSENC_COMMON_ROUTING_KEY_H_
@@ -37,6 +42,10 @@ inline constexpr char kRoutingKeyHeader[] = "x-posenc-table";
 // The routing key of `spec` (see above). Never fails: invalid specs get a
 // key too, so their errors travel the same route.
 std::string RoutingKey(const v1::TableSpec& spec);
+
+// 16 lowercase hex digits of the FNV-1a 64-bit hash of the values'
+// little-endian float64 bytes (RoPE's short_factor / long_factor).
+std::string ListHashForKey(const google::protobuf::RepeatedField<double>& list);
 
 // `x` as JavaScript's String(x) writes it (ECMAScript Number::toString).
 std::string FormatBaseForKey(double x);

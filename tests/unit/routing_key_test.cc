@@ -22,6 +22,60 @@ TEST(RoutingKey, DefaultsAreNormalised_SameKeyAsExplicitSpec) {
   EXPECT_EQ(RoutingKey(explicit_spec), RoutingKey(unset));
 }
 
+TEST(RoutingKey, RopeLlama3_ProtoExampleKey) {
+  v1::TableSpec spec;
+  spec.set_d(128);
+  spec.set_base(500000);
+  spec.set_max_len(8192);
+  spec.set_dtype(v1::DTYPE_BFLOAT16);
+  spec.set_layout(v1::LAYOUT_ROTATE_HALF);
+  spec.set_frequency(v1::FREQUENCY_PAPER);
+  v1::RopeScaling* rope = spec.mutable_rope();
+  rope->set_type(v1::ROPE_TYPE_LLAMA3);
+  rope->set_factor(8);
+  rope->set_original_max_position_embeddings(8192);
+  rope->set_low_freq_factor(1);
+  rope->set_high_freq_factor(4);
+  EXPECT_EQ(RoutingKey(spec),
+            "d=128;base=500000;dtype=bfloat16;layout=rotate_half;freq=paper;"
+            "rope=llama3;factor=8;original_max_position_embeddings=8192;"
+            "low_freq_factor=1;high_freq_factor=4");
+}
+
+TEST(RoutingKey, RopeListsHashedPrfAndTruncateNamed) {
+  v1::TableSpec spec;
+  spec.set_d(8);
+  spec.set_layout(v1::LAYOUT_INTERLEAVED_PAIRS);
+  spec.set_partial_rotary_factor(0.5);
+  v1::RopeScaling* rope = spec.mutable_rope();
+  rope->set_type(v1::ROPE_TYPE_LONGROPE);
+  rope->set_original_max_position_embeddings(4096);
+  rope->set_seq_len(8192);
+  for (double v : {1.0, 1.5, 2.25, 3.0}) rope->add_short_factor(v);
+  for (double v : {4.0, 8.0, 16.0, 32.0}) rope->add_long_factor(v);
+  // Hashes: FNV-1a 64 of the little-endian float64 bytes, checked with
+  // Python's struct.pack('<d').
+  EXPECT_EQ(RoutingKey(spec),
+            "d=8;base=10000;dtype=float32;layout=interleaved_pairs;freq=paper;"
+            "prf=0.5;rope=longrope;original_max_position_embeddings=4096;"
+            "seq_len=8192;short_factor=2847407824701127;"
+            "long_factor=8ec4f8313371b225");
+  v1::TableSpec yarn;
+  yarn.set_d(64);
+  yarn.mutable_rope()->set_type(v1::ROPE_TYPE_YARN);
+  yarn.mutable_rope()->set_factor(4);
+  yarn.mutable_rope()->set_truncate(false);
+  EXPECT_EQ(RoutingKey(yarn),
+            "d=64;base=10000;dtype=float32;layout=interleaved;freq=paper;"
+            "rope=yarn;factor=4;truncate=false");
+  // An empty rope message adds nothing: the plain table's key.
+  v1::TableSpec plain;
+  plain.set_d(64);
+  plain.mutable_rope();
+  EXPECT_EQ(RoutingKey(plain),
+            "d=64;base=10000;dtype=float32;layout=interleaved;freq=paper");
+}
+
 TEST(RoutingKey, MaxLenIgnored_OtherFieldsNamed) {
   v1::TableSpec a;
   a.set_d(64);
