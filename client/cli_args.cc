@@ -1,11 +1,14 @@
 #include "client/cli_args.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/hf_config.h"
 
 namespace posenc {
 
@@ -99,6 +102,7 @@ absl::StatusOr<std::vector<uint32_t>> CliArgs::GetUint32List(
 }
 
 absl::StatusOr<TableSpec> CliArgs::GetSpec() const {
+  if (Has("hf-config")) return GetHfConfigSpec();
   TableSpec spec;
   absl::StatusOr<uint32_t> d = GetUint32("d", 0);
   if (!d.ok()) return d.status();
@@ -113,6 +117,67 @@ absl::StatusOr<TableSpec> CliArgs::GetSpec() const {
   spec.max_len = *max_len;
   spec.base = *base;
 
+  if (absl::Status s = ParseDTypeAndLayout("interleaved", &spec); !s.ok()) {
+    return s;
+  }
+  const std::string frequency = GetString("frequency", "paper");
+  if (frequency == "paper") {
+    spec.frequency = Frequency::kPaper;
+  } else if (frequency == "t2t") {
+    spec.frequency = Frequency::kT2T;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--frequency must be paper or t2t, got '", frequency, "'"));
+  }
+  return spec;
+}
+
+absl::StatusOr<TableSpec> CliArgs::GetHfConfigSpec() const {
+  for (const char* conflicting : {"d", "base", "frequency"}) {
+    if (Has(conflicting)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", conflicting,
+                       " cannot be combined with --hf-config (the "
+                       "config sets it)"));
+    }
+  }
+  const std::string path = GetString("hf-config", "");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--hf-config: cannot read '", path, "'"));
+  }
+  std::stringstream json;
+  json << in.rdbuf();
+  TableSpec layout_holder;
+  if (absl::Status s = ParseDTypeAndLayout("rotate_half", &layout_holder);
+      !s.ok()) {
+    return s;
+  }
+  HfConfigOptions options;
+  options.dtype = layout_holder.dtype;
+  options.layout = layout_holder.layout;
+  if (Has("max-len")) {
+    absl::StatusOr<uint32_t> max_len = GetUint32("max-len", 0);
+    if (!max_len.ok()) return max_len.status();
+    options.max_len = *max_len;
+  }
+  if (Has("seq-len")) {
+    absl::StatusOr<uint32_t> seq_len = GetUint32("seq-len", 0);
+    if (!seq_len.ok()) return seq_len.status();
+    options.seq_len = *seq_len;
+  }
+  absl::StatusOr<TableSpec> spec = SpecFromHfConfig(json.str(), options);
+  if (!spec.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--hf-config ", path, ": ", spec.status().message()));
+  }
+  return spec;
+}
+
+absl::Status CliArgs::ParseDTypeAndLayout(const std::string& default_layout,
+                                          TableSpec* spec_out) const {
+  TableSpec& spec = *spec_out;
   const std::string dtype = GetString("dtype", "float32");
   if (dtype == "float32") {
     spec.dtype = DType::kFloat32;
@@ -127,29 +192,24 @@ absl::StatusOr<TableSpec> CliArgs::GetSpec() const {
         "--dtype must be float32, float64, float16 or bfloat16, got '", dtype,
         "'"));
   }
-  const std::string layout = GetString("layout", "interleaved");
+  const std::string layout = GetString("layout", default_layout);
   if (layout == "interleaved") {
     spec.layout = Layout::kInterleaved;
   } else if (layout == "concat_sin_cos") {
     spec.layout = Layout::kConcatSinCos;
   } else if (layout == "concat_cos_sin") {
     spec.layout = Layout::kConcatCosSin;
+  } else if (layout == "rotate_half") {
+    spec.layout = Layout::kRotateHalf;
+  } else if (layout == "interleaved_pairs") {
+    spec.layout = Layout::kInterleavedPairs;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--layout must be interleaved, concat_sin_cos or concat_cos_sin, got "
-        "'",
+        "--layout must be interleaved, concat_sin_cos, concat_cos_sin, "
+        "rotate_half or interleaved_pairs, got '",
         layout, "'"));
   }
-  const std::string frequency = GetString("frequency", "paper");
-  if (frequency == "paper") {
-    spec.frequency = Frequency::kPaper;
-  } else if (frequency == "t2t") {
-    spec.frequency = Frequency::kT2T;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--frequency must be paper or t2t, got '", frequency, "'"));
-  }
-  return spec;
+  return absl::OkStatus();
 }
 
 }  // namespace posenc

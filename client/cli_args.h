@@ -32,10 +32,17 @@ class CliArgs {
   // Comma-separated non-negative integers, e.g. "0,5,9".
   absl::StatusOr<std::vector<uint32_t>> GetUint32List(
       const std::string& name) const;
-  // --d, --max-len, --base, --dtype, --layout, --frequency.
+  // --d, --max-len, --base, --dtype, --layout, --frequency; or, with
+  // --hf-config FILE, the RoPE table of a Hugging Face config.json
+  // (client/hf_config.h) with --dtype, --layout (default rotate_half),
+  // --max-len and --seq-len.
   absl::StatusOr<TableSpec> GetSpec() const;
 
  private:
+  absl::StatusOr<TableSpec> GetHfConfigSpec() const;
+  absl::Status ParseDTypeAndLayout(const std::string& default_layout,
+                                   TableSpec* spec) const;
+
   std::string command_;
   absl::flat_hash_map<std::string, std::string> values_;
 };

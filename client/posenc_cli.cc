@@ -55,9 +55,22 @@ constexpr char kUsage[] =
     "  --base X                 frequency base (default: 10000)\n"
     "  --dtype T                float32|float64|float16|bfloat16 "
     "(default: float32)\n"
-    "  --layout L               interleaved|concat_sin_cos|concat_cos_sin "
+    "  --layout L               interleaved|concat_sin_cos|concat_cos_sin|\n"
+    "                           rotate_half|interleaved_pairs "
     "(default: interleaved)\n"
     "  --frequency F            paper|t2t (default: paper)\n"
+    "  --hf-config FILE         the RoPE table of a Hugging Face config.json\n"
+    "                           (rope_theta, head_dim, "
+    "partial_rotary_factor,\n"
+    "                           max_position_embeddings, rope_scaling); "
+    "replaces\n"
+    "                           --d/--base/--frequency; --layout defaults "
+    "to\n"
+    "                           rotate_half, --max-len to "
+    "max_position_embeddings\n"
+    "  --seq-len N              with --hf-config: the sequence length of "
+    "dynamic\n"
+    "                           NTK and LongRoPE (default: max-len)\n"
     "  -o, --output FILE        .npy, .csv or .bin (default: CSV on stdout)\n"
     "rows:\n"
     "  --start S                first position (default: 0)\n"
@@ -75,8 +88,9 @@ bool IsHelp(const std::string& arg) {
 
 const std::vector<std::string> kCommon = {
     "target", "timeout", "tls-ca", "tls-cert", "tls-key", "tls-server-name"};
-const std::vector<std::string> kSpec = {"d",      "max-len",   "base",  "dtype",
-                                        "layout", "frequency", "output"};
+const std::vector<std::string> kSpec = {"d",      "max-len",   "base",
+                                        "dtype",  "layout",    "frequency",
+                                        "output", "hf-config", "seq-len"};
 
 std::vector<std::string> Allowed(const std::string& command) {
   std::vector<std::string> allowed = kCommon;
@@ -189,7 +203,7 @@ int Run(int argc, char** argv) {
   if (!per_batch.ok()) return Usage(per_batch.status());
   const uint32_t rows = *end > *start ? *end - *start : 0;
   absl::StatusOr<std::unique_ptr<TensorFileWriter>> writer =
-      TensorFileWriter::Open(output, spec->dtype, rows, spec->d);
+      TensorFileWriter::Open(output, spec->dtype, rows, spec->width());
   if (!writer.ok()) return Fail(writer.status());
   absl::Status s = client.StreamBatches(
       *spec, *start, *end, *per_batch,

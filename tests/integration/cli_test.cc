@@ -1,6 +1,7 @@
 // The `posenc` CLI end to end: the real binary against a real server.
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,124 @@ TEST_F(CliTest, NoServer_ExitOneUnavailable) {
                     /*with_target=*/false);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
+}
+
+// --hf-config: small config.json files written here, each mirroring a
+// public model family's RoPE settings (head sizes shrunk to keep tables
+// small). Each table must equal the explicit spec's table from the server.
+class HfConfigCliTest : public CliTest {
+ protected:
+  // Writes `json` to a temp config, runs `posenc table --hf-config` into a
+  // .npy and checks the file against GetTable(want).
+  void ExpectConfigGives(const std::string& json, const TableSpec& want,
+                         std::vector<std::string> extra = {}) {
+    const std::string config = Temp("config.json");
+    {
+      std::ofstream out(config);
+      out << json;
+    }
+    const std::string path = Temp("rope.npy");
+    std::vector<std::string> args = {"table", "--hf-config", config, "-o",
+                                     path};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Result r = RunCli(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    absl::StatusOr<NpyArray> npy = ReadNpy(path);
+    ASSERT_TRUE(npy.ok()) << npy.status();
+    EXPECT_EQ(npy->shape, (std::vector<uint64_t>{want.max_len, want.width()}));
+    absl::StatusOr<Tensor> table = client_->GetTable(want);
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_EQ(npy->data, table->data);
+  }
+  static std::shared_ptr<RopeScaling> Rope(RopeType type) {
+    auto rope = std::make_shared<RopeScaling>();
+    rope->type = type;
+    return rope;
+  }
+};
+
+TEST_F(HfConfigCliTest, Llama3Config_Llama31Scaling) {
+  // Llama 3.1 8B: rope_theta 500000, llama3 scaling 8 / 1 / 4 / 8192
+  // (hidden 4096 / 32 heads = 128 there; 512 / 16 = 32 here).
+  TableSpec want = Spec(32, 256);
+  want.base = 500000;
+  want.layout = Layout::kRotateHalf;
+  auto rope = Rope(RopeType::kLlama3);
+  rope->factor = 8;
+  rope->low_freq_factor = 1;
+  rope->high_freq_factor = 4;
+  rope->original_max_position_embeddings = 8192;
+  want.rope = rope;
+  ExpectConfigGives(R"({"hidden_size": 512, "num_attention_heads": 16,
+      "max_position_embeddings": 256, "rope_theta": 500000.0,
+      "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+        "rope_type": "llama3"}})",
+                    want);
+}
+
+TEST_F(HfConfigCliTest, YarnConfig_Qwen25Scaling) {
+  // Qwen2.5 with YaRN: rope_theta 1e6, {"type": "yarn", "factor": 4,
+  // "original_max_position_embeddings": 32768}; head_dim given.
+  TableSpec want = Spec(16, 300);
+  want.base = 1000000;
+  want.dtype = DType::kBFloat16;
+  want.layout = Layout::kInterleavedPairs;
+  auto rope = Rope(RopeType::kYarn);
+  rope->factor = 4;
+  rope->original_max_position_embeddings = 32768;
+  want.rope = rope;
+  ExpectConfigGives(R"({"head_dim": 16, "hidden_size": 64,
+      "num_attention_heads": 2, "max_position_embeddings": 131072,
+      "rope_theta": 1000000.0, "rope_scaling": {"type": "yarn",
+        "factor": 4.0, "original_max_position_embeddings": 32768}})",
+                    want,
+                    {"--max-len", "300", "--dtype", "bfloat16", "--layout",
+                     "interleaved_pairs"});
+}
+
+TEST_F(HfConfigCliTest, LongRopeConfig_Phi3Scaling) {
+  // Phi-3-mini-128k: partial_rotary_factor absent, original 4096,
+  // max_position_embeddings 131072, longrope lists (d/2 = 4 values here).
+  TableSpec want = Spec(8, 64);
+  want.layout = Layout::kConcatCosSin;
+  auto rope = Rope(RopeType::kLongRope);
+  rope->short_factor = {1.0, 1.02, 1.5, 2.0};
+  rope->long_factor = {1.0, 1.25, 3.5, 40.0};
+  rope->original_max_position_embeddings = 4096;
+  rope->factor = 131072.0 / 4096;
+  rope->seq_len = 64;  // <= M: short_factor
+  want.rope = rope;
+  ExpectConfigGives(R"({"hidden_size": 32, "num_attention_heads": 4,
+      "max_position_embeddings": 131072,
+      "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
+      "rope_scaling": {"type": "longrope",
+        "short_factor": [1.0, 1.02, 1.5, 2.0],
+        "long_factor": [1.0, 1.25, 3.5, 40.0]}})",
+                    want, {"--max-len", "64", "--layout", "concat_cos_sin"});
+}
+
+TEST_F(HfConfigCliTest, PlainConfig_Llama2PartialRotary) {
+  // Llama 2 (no rope_scaling), with a partial_rotary_factor as Phi-2 /
+  // GPT-NeoX: head 64 * 0.5 = 32 rotary channels.
+  TableSpec want = Spec(32, 128);
+  want.layout = Layout::kRotateHalf;
+  ExpectConfigGives(R"({"hidden_size": 256, "num_attention_heads": 4,
+      "partial_rotary_factor": 0.5, "max_position_embeddings": 128,
+      "rope_theta": 10000.0, "rope_scaling": null})",
+                    want);
+}
+
+TEST_F(HfConfigCliTest, UnknownRopeType_UsageErrorNamingIt) {
+  const std::string config = Temp("bad.json");
+  {
+    std::ofstream out(config);
+    out << R"({"head_dim": 8, "max_position_embeddings": 8,
+        "rope_scaling": {"rope_type": "mrope"}})";
+  }
+  Result r = RunCli({"table", "--hf-config", config});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'mrope'"));
 }
 
 }  // namespace

@@ -1,0 +1,201 @@
+#include "client/hf_config.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace posenc {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+const Value* Find(const Struct& s, const char* key) {
+  auto it = s.fields().find(key);
+  if (it == s.fields().end() || it->second.has_null_value()) return nullptr;
+  return &it->second;
+}
+
+absl::StatusOr<double> Number(const Struct& s, const char* key,
+                              const std::string& where) {
+  const Value* v = Find(s, key);
+  if (v == nullptr || !v->has_number_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, key, " must be a number in config.json"));
+  }
+  return v->number_value();
+}
+
+double NumberOr(const Struct& s, const char* key, double fallback) {
+  const Value* v = Find(s, key);
+  return v != nullptr && v->has_number_value() ? v->number_value() : fallback;
+}
+
+absl::StatusOr<uint32_t> Count(const Struct& s, const char* key,
+                               const std::string& where) {
+  absl::StatusOr<double> v = Number(s, key, where);
+  if (!v.ok()) return v.status();
+  if (!(*v >= 0 && *v <= 4294967295.0) || std::floor(*v) != *v) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, key, " must be a non-negative integer, got ", *v));
+  }
+  return static_cast<uint32_t>(*v);
+}
+
+absl::StatusOr<std::vector<double>> List(const Struct& s, const char* key) {
+  const Value* v = Find(s, key);
+  if (v == nullptr || !v->has_list_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rope_scaling.", key, " must be a list of numbers in config.json"));
+  }
+  std::vector<double> out;
+  for (const Value& e : v->list_value().values()) {
+    if (!e.has_number_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rope_scaling.", key, " must be a list of numbers in config.json"));
+    }
+    out.push_back(e.number_value());
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
+                                           const HfConfigOptions& options) {
+  Struct config;
+  google::protobuf::util::JsonParseOptions parse;
+  parse.ignore_unknown_fields = true;
+  if (auto s = google::protobuf::util::JsonStringToMessage(std::string(json),
+                                                           &config, parse);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config.json is not valid JSON: ", s.ToString()));
+  }
+  // transformers v5 moves rope_theta and the scaling into rope_parameters.
+  const Value* params = Find(config, "rope_parameters");
+  const Value* scaling =
+      params != nullptr ? params : Find(config, "rope_scaling");
+  if (scaling != nullptr && !scaling->has_struct_value()) {
+    return absl::InvalidArgumentError(
+        "rope_scaling must be an object (or null) in config.json");
+  }
+  TableSpec spec;
+  spec.dtype = options.dtype;
+  spec.layout = options.layout;
+  spec.base = NumberOr(config, "rope_theta", kDefaultBase);
+  if (scaling != nullptr) {
+    spec.base = NumberOr(scaling->struct_value(), "rope_theta", spec.base);
+  }
+  uint32_t head_dim = 0;
+  if (Find(config, "head_dim") != nullptr) {
+    absl::StatusOr<uint32_t> h = Count(config, "head_dim", "");
+    if (!h.ok()) return h.status();
+    head_dim = *h;
+  } else {
+    absl::StatusOr<uint32_t> hidden = Count(config, "hidden_size", "");
+    if (!hidden.ok()) return hidden.status();
+    absl::StatusOr<uint32_t> heads = Count(config, "num_attention_heads", "");
+    if (!heads.ok()) return heads.status();
+    if (*heads == 0) {
+      return absl::InvalidArgumentError(
+          "num_attention_heads must be > 0 in config.json");
+    }
+    head_dim = *hidden / *heads;
+  }
+  const double prf = NumberOr(config, "partial_rotary_factor", 1.0);
+  spec.d = static_cast<uint32_t>(head_dim * prf);  // int(), as HF
+  absl::StatusOr<uint32_t> mpe = Count(config, "max_position_embeddings", "");
+  if (!mpe.ok()) return mpe.status();
+  spec.max_len = options.max_len.value_or(*mpe);
+  if (scaling == nullptr) return spec;
+
+  const Struct& r = scaling->struct_value();
+  std::string type;
+  for (const char* key : {"rope_type", "type"}) {
+    if (const Value* v = Find(r, key); v != nullptr && v->has_string_value()) {
+      type = v->string_value();
+      break;
+    }
+  }
+  auto rope = std::make_shared<RopeScaling>();
+  const std::string where = "rope_scaling.";
+  if (type.empty() || type == "default") return spec;
+  if (type == "linear" || type == "dynamic") {
+    rope->type = type == "linear" ? RopeType::kLinear : RopeType::kDynamic;
+    absl::StatusOr<double> factor = Number(r, "factor", where);
+    if (!factor.ok()) return factor.status();
+    rope->factor = *factor;
+    if (rope->type == RopeType::kDynamic) {
+      rope->original_max_position_embeddings = *mpe;
+      rope->seq_len = options.seq_len.value_or(spec.max_len);
+    }
+  } else if (type == "yarn") {
+    rope->type = RopeType::kYarn;
+    absl::StatusOr<double> factor = Number(r, "factor", where);
+    if (!factor.ok()) return factor.status();
+    rope->factor = *factor;
+    rope->original_max_position_embeddings = static_cast<uint32_t>(
+        NumberOr(r, "original_max_position_embeddings", *mpe));
+    rope->beta_fast = NumberOr(r, "beta_fast", 0);
+    rope->beta_slow = NumberOr(r, "beta_slow", 0);
+    rope->mscale = NumberOr(r, "mscale", 0);
+    rope->mscale_all_dim = NumberOr(r, "mscale_all_dim", 0);
+    rope->attention_factor = NumberOr(r, "attention_factor", 0);
+    if (const Value* t = Find(r, "truncate"); t != nullptr) {
+      if (!t->has_bool_value()) {
+        return absl::InvalidArgumentError(
+            "rope_scaling.truncate must be true or false in config.json");
+      }
+      rope->truncate = t->bool_value();
+    }
+  } else if (type == "llama3") {
+    rope->type = RopeType::kLlama3;
+    for (auto [key, out] :
+         {std::pair<const char*, double*>{"factor", &rope->factor},
+          {"low_freq_factor", &rope->low_freq_factor},
+          {"high_freq_factor", &rope->high_freq_factor}}) {
+      absl::StatusOr<double> v = Number(r, key, where);
+      if (!v.ok()) return v.status();
+      *out = *v;
+    }
+    absl::StatusOr<uint32_t> m =
+        Count(r, "original_max_position_embeddings", where);
+    if (!m.ok()) return m.status();
+    rope->original_max_position_embeddings = *m;
+  } else if (type == "longrope" || type == "su") {
+    rope->type = RopeType::kLongRope;
+    absl::StatusOr<std::vector<double>> short_factor = List(r, "short_factor");
+    if (!short_factor.ok()) return short_factor.status();
+    absl::StatusOr<std::vector<double>> long_factor = List(r, "long_factor");
+    if (!long_factor.ok()) return long_factor.status();
+    rope->short_factor = *std::move(short_factor);
+    rope->long_factor = *std::move(long_factor);
+    rope->attention_factor = NumberOr(r, "attention_factor", 0);
+    if (Find(config, "original_max_position_embeddings") != nullptr) {
+      absl::StatusOr<uint32_t> m =
+          Count(config, "original_max_position_embeddings", "");
+      if (!m.ok()) return m.status();
+      rope->original_max_position_embeddings = *m;
+      rope->factor = *m == 0 ? 0 : static_cast<double>(*mpe) / *m;
+    } else {
+      rope->original_max_position_embeddings = *mpe;
+      rope->factor = NumberOr(r, "factor", 0);
+    }
+    rope->seq_len = options.seq_len.value_or(spec.max_len);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rope_scaling.rope_type '", type,
+        "' is not one posenc serves (default, linear, dynamic, yarn, llama3, "
+        "longrope)"));
+  }
+  spec.rope = std::move(rope);
+  return spec;
+}
+
+}  // namespace posenc
