@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/encoding.h"
 #include "tests/numerics/check_util.h"
+#include "tests/numerics/rope_reference.h"
 
 namespace posenc {
 namespace {
@@ -259,6 +262,200 @@ TEST(FrameworkFloat32Error, D512_ReportsMaxAbsErrorVsExact) {
       "[numerics] FrameworkFloat32Error: %llu values compared with posenc's "
       "output (not MPFR)\n",
       static_cast<unsigned long long>(checked));
+}
+
+// HF transformers' float32 RoPE recipe (modeling_rope_utils.py and the
+// models' RotaryEmbedding.forward), emulated operation by operation in
+// float32 with glibc's powf / cosf / sinf:
+//   inv_freq = 1.0 / (base ** (arange(0, dim, 2).float() / dim))
+// (torch's `scalar / tensor` is reciprocal(tensor) * scalar, `base ** t` is
+// powf(float(base), t)), the scheme's scaling on float32 tensors, then
+// freqs = t * inv_freq with float32 positions t, cos/sin in float32 and the
+// product with float32(attention_scaling).
+struct HfRopeFloat32 {
+  const char* name;
+  double base;
+  std::shared_ptr<const RopeScaling> rope;
+  // README.md's figures: max abs error vs the exact value, and the percent
+  // of float32 values differing from posenc's exact float32 table.
+  double max_err;
+  double differing_percent;
+};
+
+std::vector<float> HfInvFreq(double base, uint32_t dim) {
+  std::vector<float> inv(dim / 2);
+  for (uint32_t i = 0; i < dim / 2; ++i) {
+    const float x = static_cast<float>(2 * i) / static_cast<float>(dim);
+    const float p = powf(static_cast<float>(base), x);
+    inv[i] = 1.0f / p;
+  }
+  return inv;
+}
+
+// _compute_llama3_parameters on float32 tensors.
+std::vector<float> HfLlama3(const std::vector<float>& inv,
+                            const RopeScaling& r) {
+  const float factor = static_cast<float>(r.factor);
+  const float low = static_cast<float>(r.low_freq_factor);
+  const float high = static_cast<float>(r.high_freq_factor);
+  const float m = static_cast<float>(r.original_max_position_embeddings);
+  const double low_wl = r.original_max_position_embeddings / r.low_freq_factor;
+  const double high_wl =
+      r.original_max_position_embeddings / r.high_freq_factor;
+  const float two_pi = static_cast<float>(2 * M_PI);
+  std::vector<float> out(inv.size());
+  for (size_t i = 0; i < inv.size(); ++i) {
+    const float wavelen = (1.0f / inv[i]) * two_pi;
+    const float f =
+        wavelen > static_cast<float>(low_wl) ? inv[i] / factor : inv[i];
+    const float smooth = ((1.0f / wavelen) * m - low) / (high - low);
+    const float smoothed = (1.0f - smooth) * f / factor + smooth * f;
+    const bool medium = !(wavelen < static_cast<float>(high_wl)) &&
+                        !(wavelen > static_cast<float>(low_wl));
+    out[i] = medium ? smoothed : f;
+  }
+  return out;
+}
+
+// _compute_yarn_parameters on float32 tensors (find_correction_range in
+// Python doubles, linear_ramp_factor in float32).
+std::vector<float> HfYarn(double base, uint32_t dim, const RopeScaling& r) {
+  const double beta_fast = r.beta_fast == 0 ? 32 : r.beta_fast;
+  const double beta_slow = r.beta_slow == 0 ? 1 : r.beta_slow;
+  const double m = r.original_max_position_embeddings;
+  auto correction_dim = [&](double rot) {
+    return dim * std::log(m / (rot * 2 * M_PI)) / (2 * std::log(base));
+  };
+  double low = std::floor(correction_dim(beta_fast));
+  double high = std::ceil(correction_dim(beta_slow));
+  low = std::max(low, 0.0);
+  high = std::min(high, dim - 1.0);
+  if (low == high) high += 0.001;
+  const float factor = static_cast<float>(r.factor);
+  std::vector<float> out(dim / 2);
+  for (uint32_t i = 0; i < dim / 2; ++i) {
+    const float pos_freq =
+        powf(static_cast<float>(base),
+             static_cast<float>(2 * i) / static_cast<float>(dim));
+    const float extrapolation = 1.0f / pos_freq;
+    const float interpolation = 1.0f / (factor * pos_freq);
+    const float ramp =
+        std::clamp((static_cast<float>(i) - static_cast<float>(low)) /
+                       static_cast<float>(high - low),
+                   0.0f, 1.0f);
+    const float extrapolation_factor = 1.0f - ramp;
+    out[i] = interpolation * (1.0f - extrapolation_factor) +
+             extrapolation * extrapolation_factor;
+  }
+  return out;
+}
+
+TEST(FrameworkRopeFloat32Error, Llama31AndYarnTo128k_ReportsErrorVsExact) {
+  constexpr uint32_t kHeadDim = 128;
+  constexpr uint32_t kMaxPos = 131072;
+  RopeScaling llama;
+  llama.type = RopeType::kLlama3;
+  llama.factor = 8;
+  llama.low_freq_factor = 1;
+  llama.high_freq_factor = 4;
+  llama.original_max_position_embeddings = 8192;
+  RopeScaling yarn;
+  yarn.type = RopeType::kYarn;
+  yarn.factor = 4;
+  yarn.original_max_position_embeddings = 32768;
+  yarn.beta_fast = 32;
+  yarn.beta_slow = 1;
+  const HfRopeFloat32 kRecipes[] = {
+      {"llama3.1 base=5e5 factor=8", 500000,
+       std::make_shared<const RopeScaling>(llama), 9.29e-3, 68.9},
+      {"yarn base=1e6 factor=4 (Qwen2.5)", 1e6,
+       std::make_shared<const RopeScaling>(yarn), 1.07e-2, 72.9},
+      {"yarn base=1e4 factor=4", 10000,
+       std::make_shared<const RopeScaling>(yarn), 8.70e-3, 92.0},
+  };
+  // Every 13th position up to 2^17 plus the last 512 (up to 2^17 itself).
+  std::vector<uint32_t> positions;
+  for (uint32_t p = 0; p < kMaxPos - 512; p += 13) positions.push_back(p);
+  for (uint32_t p = kMaxPos - 511; p <= kMaxPos; ++p) positions.push_back(p);
+  uint64_t compared = 0;
+  for (const HfRopeFloat32& hf : kRecipes) {
+    TableSpec spec;
+    spec.d = kHeadDim;
+    spec.base = hf.base;
+    spec.max_len = kMaxPos + 1;
+    spec.layout = Layout::kRotateHalf;  // HF's cos = row[:d], sin = row[d:]
+    spec.rope = hf.rope;
+    ASSERT_TRUE(ValidateSpec(spec, SpecLimits{}).ok());
+    TableSpec spec64 = spec;
+    spec64.dtype = DType::kFloat64;
+    const uint32_t w = spec.width();
+    std::vector<float> exact32(positions.size() * w);
+    std::vector<double> exact64(positions.size() * w);
+    ComputePositions(spec, positions,
+                     reinterpret_cast<std::byte*>(exact32.data()));
+    ComputePositions(spec64, positions,
+                     reinterpret_cast<std::byte*>(exact64.data()));
+    const RopeScaling& r = *hf.rope;
+    const std::vector<float> inv =
+        r.type == RopeType::kLlama3 ? HfLlama3(HfInvFreq(hf.base, kHeadDim), r)
+                                    : HfYarn(hf.base, kHeadDim, r);
+    const float scaling =
+        r.type == RopeType::kYarn
+            ? static_cast<float>(0.1 * std::log(r.factor) + 1.0)
+            : 1.0f;
+    // How far float32 inv_freq is from the exact f'_i (relative).
+    testing::RopeReference ref(hf.rope.get(), kHeadDim, hf.base);
+    double max_rel_freq_err = 0;
+    uint32_t worst_freq = 0;
+    for (uint32_t i = 0; i < kHeadDim / 2; ++i) {
+      const double e = std::fabs(inv[i] / ref.Frequency(i) - 1.0);
+      if (e > max_rel_freq_err) {
+        max_rel_freq_err = e;
+        worst_freq = i;
+      }
+    }
+    double max_err = 0;
+    uint32_t worst_pos = 0, worst_i = 0;
+    uint64_t differing = 0, total = 0;
+    for (size_t k = 0; k < positions.size(); ++k) {
+      const float t = static_cast<float>(positions[k]);
+      for (uint32_t i = 0; i < kHeadDim / 2; ++i) {
+        const float freq = t * inv[i];
+        const float v[2] = {cosf(freq) * scaling, sinf(freq) * scaling};
+        for (int s = 0; s < 2; ++s) {
+          const size_t col = k * w + (s == 1 ? kHeadDim : 0) + i;
+          const double err = std::fabs(double{v[s]} - exact64[col]);
+          if (err > max_err) {
+            max_err = err;
+            worst_pos = positions[k];
+            worst_i = i;
+          }
+          differing += v[s] != exact32[col] ||
+                       std::signbit(v[s]) != std::signbit(exact32[col]);
+          ++total;
+        }
+      }
+    }
+    compared += total;
+    const double percent = 100.0 * differing / total;
+    std::printf(
+        "[numerics] float32 HF %s head_dim=128 pos<=131072: max abs error "
+        "%.4g (pos %u, pair %u), %.3f%% of values differ from exact float32 "
+        "(%zu rows); inv_freq max relative error %.3g (2^%.2f, pair %u)\n",
+        hf.name, max_err, worst_pos, worst_i, percent, positions.size(),
+        max_rel_freq_err, std::log2(max_rel_freq_err), worst_freq);
+    RecordProperty(std::string(hf.name) + " max_abs_error",
+                   std::to_string(max_err));
+    EXPECT_NEAR(max_err, hf.max_err, kReadmeErrorTolerance * hf.max_err)
+        << hf.name << ": README.md's RoPE error table is out of date";
+    EXPECT_NEAR(percent, hf.differing_percent, kDifferingTolerancePoints)
+        << hf.name << ": README.md's share of differing values is out of date";
+  }
+  RecordProperty("values_compared_not_mpfr", std::to_string(compared));
+  std::printf(
+      "[numerics] FrameworkRopeFloat32Error: %llu values compared with "
+      "posenc's output (not MPFR)\n",
+      static_cast<unsigned long long>(compared));
 }
 
 }  // namespace

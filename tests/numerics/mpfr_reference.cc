@@ -98,6 +98,12 @@ void Evaluate(double base, uint32_t num, uint32_t den, uint32_t pos,
 
 }  // namespace
 
+uint64_t RoundMpfrToBits(mpfr_srcptr v, DType dtype) {
+  return EncodeBits(RoundLikeIeee(v, dtype), dtype);
+}
+
+mpfr_prec_t DTypePrecision(DType dtype) { return TargetOf(dtype).prec; }
+
 uint32_t ReferenceDenominator(const TableSpec& spec) {
   return spec.frequency == Frequency::kPaper ? spec.d / 2 : spec.d / 2 - 1;
 }

@@ -8,6 +8,8 @@
 #ifndef POSENC_TESTS_NUMERICS_MPFR_REFERENCE_H_
 #define POSENC_TESTS_NUMERICS_MPFR_REFERENCE_H_
 
+#include <mpfr.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -51,6 +53,13 @@ size_t ColumnOf(const TableSpec& spec, uint32_t i, bool is_sin);
 // Exact value as a double (for error statistics), computed at 256 bits.
 double ReferenceValue(double base, uint32_t num, uint32_t den, uint32_t pos,
                       bool is_sin);
+
+// Bits of v rounded once (RNE, IEEE subnormals) to `dtype`, by the same
+// MPFR machinery as ReferenceBits.
+uint64_t RoundMpfrToBits(mpfr_srcptr v, DType dtype);
+
+// Significand bits of `dtype` (24, 53, 11, 8).
+mpfr_prec_t DTypePrecision(DType dtype);
 
 // The value of an element, decoded to double.
 double DecodeBits(uint64_t bits, DType dtype);
