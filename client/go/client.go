@@ -74,7 +74,7 @@ func (c *Client) context(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, c.timeout)
 }
 
-// Table returns the whole table, shape [MaxLen, D].
+// Table returns the whole table, shape [MaxLen, spec.Width()].
 func (c *Client) Table(ctx context.Context, spec Spec) (*Tensor, error) {
 	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()
@@ -86,7 +86,7 @@ func (c *Client) Table(ctx context.Context, spec Spec) (*Tensor, error) {
 }
 
 // Gather returns the rows at positions, in that order (repeats allowed),
-// shape [len(positions), D].
+// shape [len(positions), spec.Width()].
 func (c *Client) Gather(ctx context.Context, spec Spec, positions []uint32) (*Tensor, error) {
 	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()
@@ -111,7 +111,7 @@ type Range struct {
 	End   *uint32
 }
 
-// Rows calls fn for each row of r in order, with its position and a [D]
+// Rows calls fn for each row of r in order, with its position and a [Width()]
 // tensor. An error from fn cancels the stream and is returned as is.
 func (c *Client) Rows(ctx context.Context, spec Spec, r Range, fn func(position uint32, row *Tensor) error) error {
 	ctx, cancel := c.tableContext(ctx, spec)
@@ -126,7 +126,7 @@ func (c *Client) Rows(ctx context.Context, spec Spec, r Range, fn func(position 
 }
 
 // Batches calls fn for each batch of r in order, with its first position and
-// a [rows, D] tensor. rowsPerBatch 0 lets the server pick (about 64 KiB).
+// a [rows, Width()] tensor. rowsPerBatch 0 lets the server pick (about 64 KiB).
 func (c *Client) Batches(ctx context.Context, spec Spec, r Range, rowsPerBatch uint32, fn func(start uint32, batch *Tensor) error) error {
 	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()

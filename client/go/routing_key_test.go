@@ -44,3 +44,72 @@ func TestRoutingKeyNormalisesDefaultsAndIgnoresMaxLen(t *testing.T) {
 		t.Errorf("unknown enums: %q", got)
 	}
 }
+
+func TestFNV1a64Hex(t *testing.T) {
+	if got := FNV1a64Hex(nil); got != "cbf29ce484222325" {
+		t.Errorf("empty: %s", got)
+	}
+	// The same lists and hashes as client/python/tests/test_rope.py.
+	short := []float64{1.05, 1.05, 1.05, 1.1, 1.1, 1.2, 1.3, 1.5}
+	long := []float64{1.08, 1.1, 1.3, 2.5, 6.0, 12.0, 30.0, 64.0}
+	if got := FNV1a64Hex(short); got != "732e9efefed7358c" {
+		t.Errorf("short: %s", got)
+	}
+	if got := FNV1a64Hex(long); got != "84e1c9d8b811ea04" {
+		t.Errorf("long: %s", got)
+	}
+}
+
+func TestRoutingKeyRope(t *testing.T) {
+	f := false
+	short := []float64{1.05, 1.05, 1.05, 1.1, 1.1, 1.2, 1.3, 1.5}
+	long := []float64{1.08, 1.1, 1.3, 2.5, 6.0, 12.0, 30.0, 64.0}
+	plain := "d=64;base=10000;dtype=float32;layout=interleaved_pairs;freq=paper"
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{D: 128, MaxLen: 7, Base: 500000, DType: pb.DType_DTYPE_BFLOAT16, Layout: pb.Layout_LAYOUT_ROTATE_HALF,
+			Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LLAMA3, Factor: 8, OriginalMaxPositionEmbeddings: 8192,
+				LowFreqFactor: 1, HighFreqFactor: 4}},
+			"d=128;base=500000;dtype=bfloat16;layout=rotate_half;freq=paper;rope=llama3;factor=8;original_max_position_embeddings=8192;low_freq_factor=1;high_freq_factor=4"},
+		{Spec{D: 64, MaxLen: 1, Layout: pb.Layout_LAYOUT_INTERLEAVED_PAIRS}, plain},
+		{Spec{D: 64, MaxLen: 1, Layout: pb.Layout_LAYOUT_INTERLEAVED_PAIRS, Rope: &pb.RopeScaling{}}, plain},
+		{Spec{D: 64, MaxLen: 1, Layout: pb.Layout_LAYOUT_INTERLEAVED_PAIRS,
+			Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_DEFAULT}}, plain + ";rope=default"},
+		{Spec{D: 64, MaxLen: 1, Rope: &pb.RopeScaling{Factor: 2}},
+			"d=64;base=10000;dtype=float32;layout=interleaved;freq=paper;rope=default;factor=2"},
+		{Spec{D: 32, MaxLen: 16, Layout: pb.Layout_LAYOUT_ROTATE_HALF, PartialRotaryFactor: 0.5,
+			Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LONGROPE, Factor: 32, OriginalMaxPositionEmbeddings: 4096,
+				SeqLen: 8192, ShortFactor: short, LongFactor: long}},
+			"d=32;base=10000;dtype=float32;layout=rotate_half;freq=paper;prf=0.5;rope=longrope;factor=32;original_max_position_embeddings=4096;seq_len=8192;short_factor=732e9efefed7358c;long_factor=84e1c9d8b811ea04"},
+		{Spec{D: 64, MaxLen: 1, Base: 150000, Layout: pb.Layout_LAYOUT_ROTATE_HALF,
+			Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_YARN, Factor: 32, OriginalMaxPositionEmbeddings: 4096,
+				BetaFast: 32, BetaSlow: 1, Truncate: &f}},
+			"d=64;base=150000;dtype=float32;layout=rotate_half;freq=paper;rope=yarn;factor=32;original_max_position_embeddings=4096;beta_fast=32;beta_slow=1;truncate=false"},
+		{Spec{D: 8, MaxLen: 1, PartialRotaryFactor: 0.25, Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LINEAR, Factor: 1e-7}},
+			"d=8;base=10000;dtype=float32;layout=interleaved;freq=paper;prf=0.25;rope=linear;factor=1e-7"},
+		{Spec{D: 8, MaxLen: 1, Layout: 9, Rope: &pb.RopeScaling{Type: 17, Mscale: 0.707, MscaleAllDim: 1, AttentionFactor: 1.5}},
+			"d=8;base=10000;dtype=float32;layout=9;freq=paper;rope=17;mscale=0.707;mscale_all_dim=1;attention_factor=1.5"},
+	} {
+		if got := c.spec.RoutingKey(); got != c.want {
+			t.Errorf("RoutingKey() = %q\n want %q", got, c.want)
+		}
+	}
+}
+
+func TestWidth(t *testing.T) {
+	for _, c := range []struct {
+		spec Spec
+		want uint32
+	}{
+		{Spec{D: 64}, 64},
+		{Spec{D: 64, Layout: pb.Layout_LAYOUT_ROTATE_HALF}, 128},
+		{Spec{D: 96, Layout: pb.Layout_LAYOUT_INTERLEAVED_PAIRS, PartialRotaryFactor: 0.5}, 96},
+		{Spec{D: 80, PartialRotaryFactor: 0.25}, 20},
+	} {
+		if got := c.spec.Width(); got != c.want {
+			t.Errorf("%+v: Width() = %d, want %d", c.spec, got, c.want)
+		}
+	}
+}

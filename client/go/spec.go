@@ -1,6 +1,9 @@
 package posenc
 
 import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
@@ -8,26 +11,51 @@ import (
 	pb "posenc/client/go/posencv1"
 )
 
-// Spec names a table: rows 0..MaxLen-1 of D channels each. Zero values mean
-// the server defaults: Base 10000, float32, interleaved, paper frequencies.
+// Spec names a table: rows 0..MaxLen-1 of Width() channels each. Zero values
+// mean the server defaults: Base 10000, float32, interleaved, paper
+// frequencies, no RoPE scaling, PartialRotaryFactor 1.
+//
+// RoPE: Layout pb.Layout_LAYOUT_ROTATE_HALF (HF) or
+// pb.Layout_LAYOUT_INTERLEAVED_PAIRS (GPT-J), rows [cos | sin] of
+// 2*d_rot channels (d_rot = floor(D * PartialRotaryFactor), or D), and Rope
+// the scheme with HF's parameters (nil: plain sinusoid). Rope is sent as is
+// (the spec keeps a pointer to it; do not change it during a call).
 type Spec struct {
-	D         uint32
-	MaxLen    uint32
-	Base      float64
-	DType     pb.DType
-	Layout    pb.Layout
-	Frequency pb.Frequency
+	D                   uint32
+	MaxLen              uint32
+	Base                float64
+	DType               pb.DType
+	Layout              pb.Layout
+	Frequency           pb.Frequency
+	Rope                *pb.RopeScaling
+	PartialRotaryFactor float64
 }
 
 func (s Spec) proto() *pb.TableSpec {
 	return &pb.TableSpec{
-		D:         s.D,
-		Base:      s.Base,
-		MaxLen:    s.MaxLen,
-		Dtype:     s.DType,
-		Layout:    s.Layout,
-		Frequency: s.Frequency,
+		D:                   s.D,
+		Base:                s.Base,
+		MaxLen:              s.MaxLen,
+		Dtype:               s.DType,
+		Layout:              s.Layout,
+		Frequency:           s.Frequency,
+		Rope:                s.Rope,
+		PartialRotaryFactor: s.PartialRotaryFactor,
 	}
+}
+
+// Width is the number of channels per row the server returns for a valid
+// spec: D, or floor(D * PartialRotaryFactor) when that is set, and twice that
+// for the RoPE layouts.
+func (s Spec) Width() uint32 {
+	w := s.D
+	if s.PartialRotaryFactor != 0 {
+		w = uint32(math.Floor(float64(s.D) * s.PartialRotaryFactor))
+	}
+	if s.Layout == pb.Layout_LAYOUT_ROTATE_HALF || s.Layout == pb.Layout_LAYOUT_INTERLEAVED_PAIRS {
+		w *= 2
+	}
+	return w
 }
 
 // RoutingKeyHeader is the metadata key of a table call's routing key.
@@ -36,17 +64,78 @@ const RoutingKeyHeader = "x-posenc-table"
 // RoutingKey is the key every table call sends as x-posenc-table metadata:
 // d=<d>;base=<base>;dtype=<dtype>;layout=<layout>;freq=<frequency>. Every
 // field but MaxLen, defaults resolved (Base 0 -> 10000), Base written by
-// FormatBase, unknown enum values as numbers. See posenc.proto.
+// FormatBase, unknown enum values as numbers; then ";prf=<x>" when
+// PartialRotaryFactor is non-zero, and, when Rope has any field set,
+// ";rope=<type>" followed by each non-zero Rope field as ";<name>=<value>"
+// in field-number order (lists as FNV1a64Hex). See posenc.proto.
 func (s Spec) RoutingKey() string {
 	base := s.Base
 	if base == 0 {
 		base = 10000
 	}
-	return "d=" + strconv.FormatUint(uint64(s.D), 10) +
+	key := "d=" + strconv.FormatUint(uint64(s.D), 10) +
 		";base=" + FormatBase(base) +
 		";dtype=" + enumName(int32(s.DType), "float32", "float32", "float64", "float16", "bfloat16") +
-		";layout=" + enumName(int32(s.Layout), "interleaved", "interleaved", "concat_sin_cos", "concat_cos_sin") +
+		";layout=" + enumName(int32(s.Layout), "interleaved", "interleaved", "concat_sin_cos", "concat_cos_sin", "rotate_half", "interleaved_pairs") +
 		";freq=" + enumName(int32(s.Frequency), "paper", "paper", "t2t")
+	if s.PartialRotaryFactor != 0 {
+		key += ";prf=" + FormatBase(s.PartialRotaryFactor)
+	}
+	if s.Rope != nil {
+		key += ropeKeySuffix(s.Rope)
+	}
+	return key
+}
+
+func ropeKeySuffix(r *pb.RopeScaling) string {
+	var b strings.Builder
+	double := func(name string, v float64) {
+		if v != 0 { // NaN is non-zero
+			b.WriteString(";" + name + "=" + FormatBase(v))
+		}
+	}
+	integer := func(name string, v uint32) {
+		if v != 0 {
+			b.WriteString(";" + name + "=" + strconv.FormatUint(uint64(v), 10))
+		}
+	}
+	list := func(name string, v []float64) {
+		if len(v) != 0 {
+			b.WriteString(";" + name + "=" + FNV1a64Hex(v))
+		}
+	}
+	double("factor", r.GetFactor())
+	integer("original_max_position_embeddings", r.GetOriginalMaxPositionEmbeddings())
+	integer("seq_len", r.GetSeqLen())
+	double("beta_fast", r.GetBetaFast())
+	double("beta_slow", r.GetBetaSlow())
+	double("mscale", r.GetMscale())
+	double("mscale_all_dim", r.GetMscaleAllDim())
+	if r.Truncate != nil {
+		b.WriteString(";truncate=" + strconv.FormatBool(*r.Truncate))
+	}
+	double("attention_factor", r.GetAttentionFactor())
+	double("low_freq_factor", r.GetLowFreqFactor())
+	double("high_freq_factor", r.GetHighFreqFactor())
+	list("short_factor", r.GetShortFactor())
+	list("long_factor", r.GetLongFactor())
+	if r.GetType() == pb.RopeType_ROPE_TYPE_UNSPECIFIED && b.Len() == 0 {
+		return ""
+	}
+	return ";rope=" + enumName(int32(r.GetType()), "default", "default", "linear", "dynamic", "yarn", "llama3", "longrope") + b.String()
+}
+
+// FNV1a64Hex is 16 lowercase hex digits of the FNV-1a 64-bit hash of the
+// values' little-endian float64 bytes (the routing key's short_factor and
+// long_factor).
+func FNV1a64Hex(values []float64) string {
+	h := fnv.New64a()
+	var buf [8]byte
+	for _, v := range values {
+		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+		h.Write(buf[:])
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // enumName is names[v], or v in decimal when it has no name.

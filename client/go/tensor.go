@@ -11,7 +11,7 @@ import (
 )
 
 // Tensor is a received table, batch or row: raw little-endian row-major
-// bytes plus dtype and shape ([rows, d], or [d] for one row).
+// bytes plus dtype and shape ([rows, width], or [width] for one row; width is Spec.Width()).
 type Tensor struct {
 	DType pb.DType
 	Shape []uint32

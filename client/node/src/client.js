@@ -66,14 +66,14 @@ class PosencClient {
     this.stub.close();
   }
 
-  /** The whole table: { dtype, shape: [maxLen, d], data, bytes }. */
+  /** The whole table: { dtype, shape: [maxLen, width], data, bytes }. */
   async table(spec, options) {
     const response = await this.unary(
       'getTable', { spec: specToProto(spec) }, options);
     return fromProto(response.table);
   }
 
-  /** Rows at `positions` in that order (repeats allowed), shape [n, d]. */
+  /** Rows at `positions` in that order (repeats allowed), shape [n, width]. */
   async gather(spec, positions, options) {
     const response = await this.unary(
       'getRows', { spec: specToProto(spec), positions }, options);
@@ -86,7 +86,7 @@ class PosencClient {
   }
 
   /**
-   * Async iterator of { position, row } (row shape [d]) over [start, end).
+   * Async iterator of { position, row } (row shape [width]) over [start, end).
    * @param {{start?: number, end?: number, timeoutMs?: number}} [range]
    */
   async *rows(spec, { start = 0, end, timeoutMs } = {}) {
@@ -98,7 +98,7 @@ class PosencClient {
   }
 
   /**
-   * Async iterator of { start, batch } (batch shape [rows, d]) over
+   * Async iterator of { start, batch } (batch shape [rows, width]) over
    * [start, end); rowsPerBatch 0 lets the server pick (about 64 KiB).
    */
   async *batches(spec, { start = 0, end, rowsPerBatch = 0, timeoutMs } = {}) {

@@ -5,11 +5,43 @@ import type { ChannelCredentials } from '@grpc/grpc-js';
 /** Element type of a table on the wire. */
 export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
 /** Where a row puts its sin and cos channels. */
-export type Layout = 'interleaved' | 'concat_sin_cos' | 'concat_cos_sin';
+export type Layout = 'interleaved' | 'concat_sin_cos' | 'concat_cos_sin' |
+  'rotate_half' | 'interleaved_pairs';
+/** RoPE scheme, as HF transformers' `rope_type`. */
+export type RopeType = 'default' | 'linear' | 'dynamic' | 'yarn' | 'llama3' |
+  'longrope';
+
+/**
+ * RoPE frequency scaling: HF `rope_scaling` fields in camelCase. Unset fields
+ * are not sent (see posenc.proto, message RopeScaling).
+ */
+export interface RopeScaling {
+  /** Unset means 'default'. */
+  type?: RopeType;
+  factor?: number;
+  originalMaxPositionEmbeddings?: number;
+  seqLen?: number;
+  betaFast?: number;
+  betaSlow?: number;
+  mscale?: number;
+  mscaleAllDim?: number;
+  /** Unset means true. */
+  truncate?: boolean;
+  attentionFactor?: number;
+  lowFreqFactor?: number;
+  highFreqFactor?: number;
+  /** LongRoPE divisors, d_rot / 2 each. */
+  shortFactor?: number[];
+  longFactor?: number[];
+}
 /** Frequency convention: the paper's (d/2) or tensor2tensor's (d/2 - 1). */
 export type Frequency = 'paper' | 't2t';
 
-/** Names one table: rows 0..maxLen-1 of d channels each. */
+/**
+ * Names one table: rows 0..maxLen-1 of rowWidth(spec) channels each: d, or
+ * d_rot = floor(d * partialRotaryFactor) when set, twice that for the RoPE
+ * layouts ('rotate_half', 'interleaved_pairs': rows [cos | sin]).
+ */
 export interface TableSpec {
   /** Channels per row (even). */
   d: number;
@@ -23,6 +55,10 @@ export interface TableSpec {
   layout?: Layout;
   /** Default 'paper'. */
   frequency?: Frequency;
+  /** RoPE scaling; unset means the plain sinusoid. */
+  rope?: RopeScaling;
+  /** Fraction of d that is rotated; 0 or unset means 1. */
+  partialRotaryFactor?: number;
 }
 
 /**
@@ -31,7 +67,7 @@ export interface TableSpec {
  */
 export interface Tensor {
   dtype: Dtype;
-  /** [rows, d], or [d] for one row. */
+  /** [rows, width], or [width] for one row (see rowWidth). */
   shape: number[];
   /** Row-major values; a view over `bytes` when aligned, else a copy. */
   data: Float32Array | Float64Array | Uint16Array;
@@ -147,6 +183,14 @@ export const ROUTING_KEY_HEADER: 'x-posenc-table';
 /**
  * The routing key every table call sends as x-posenc-table metadata:
  * `d=<d>;base=<base>;dtype=<dtype>;layout=<layout>;freq=<frequency>`
- * (every field but maxLen, defaults resolved, base as String(base)).
+ * (every field but maxLen, defaults resolved, base as String(base)), then
+ * `;prf=<x>` and `;rope=<type>;<field>=<value>...` for RoPE specs.
  */
 export function routingKey(spec: TableSpec): string;
+/** Channels per row of the spec's tables (see TableSpec). */
+export function rowWidth(spec: TableSpec): number;
+/**
+ * FNV-1a 64 of the values' little-endian float64 bytes, 16 hex digits (the
+ * routing key's shortFactor / longFactor).
+ */
+export function fnv1a64Hex(values: Iterable<number>): string;

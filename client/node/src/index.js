@@ -4,9 +4,9 @@
 const { PosencClient } = require('./client');
 const { PosencError } = require('./errors');
 const { bfloat16ToNumber, float16ToNumber } = require('./tensor');
-const { routingKey, ROUTING_KEY_HEADER } = require('./spec');
+const { routingKey, rowWidth, fnv1a64Hex, ROUTING_KEY_HEADER } = require('./spec');
 
 module.exports = {
   PosencClient, PosencError, bfloat16ToNumber, float16ToNumber, routingKey,
-  ROUTING_KEY_HEADER,
+  rowWidth, fnv1a64Hex, ROUTING_KEY_HEADER,
 };

@@ -13,7 +13,7 @@ const TYPES = {
 /**
  * @typedef {object} Tensor
  * @property {string} dtype  'float32' | 'float64' | 'float16' | 'bfloat16'
- * @property {number[]} shape  [rows, d], or [d] for one row
+ * @property {number[]} shape  [rows, width], or [width] for one row (width: rowWidth(spec))
  * @property {Float32Array|Float64Array|Uint16Array} data  row-major values;
  *     float16 and bfloat16 as their raw uint16 bits
  * @property {Buffer} bytes  the little-endian bytes as received

@@ -6,7 +6,8 @@
 
 posenc.aio.Client has the same methods on asyncio (grpc.aio).
 
-Tables come back as numpy arrays of shape (rows, d). See README.md.
+Tables come back as numpy arrays of shape (rows, width): width is d, or
+2 * d_rot for the RoPE layouts (see TableSpec). See README.md.
 """
 
 import pkgutil
@@ -17,10 +18,11 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from posenc.client import Client  # noqa: E402
 from posenc.errors import PosencError  # noqa: E402
-from posenc.spec import TableSpec  # noqa: E402
+from posenc.spec import RopeScaling, TableSpec  # noqa: E402
+from posenc.hf_config import spec_from_hf_config  # noqa: E402
 from posenc.tensor import bfloat16_bits_to_float32  # noqa: E402
 from posenc import aio  # noqa: E402
 
-__all__ = ["Client", "PosencError", "TableSpec", "aio",
-           "bfloat16_bits_to_float32"]
+__all__ = ["Client", "PosencError", "RopeScaling", "TableSpec", "aio",
+           "bfloat16_bits_to_float32", "spec_from_hf_config"]
 __version__ = "0.1.0"

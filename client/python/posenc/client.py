@@ -53,7 +53,7 @@ class Client:
 
     def table(self, spec: TableSpec, timeout: Optional[float] = None
               ) -> np.ndarray:
-        """The whole table, shape (max_len, d)."""
+        """The whole table, shape (max_len, width)."""
         response = self._unary(self._stub.GetTable,
                                posenc_pb2.GetTableRequest(spec=spec.to_proto()),
                                timeout)
@@ -62,7 +62,7 @@ class Client:
     def rows(self, spec: TableSpec, start: int = 0, end: Optional[int] = None,
              timeout: Optional[float] = None
              ) -> Iterator[Tuple[int, np.ndarray]]:
-        """Yields (position, row of shape (d,)) for rows [start, end)."""
+        """Yields (position, row of shape (width,)) for rows [start, end)."""
         request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(),
                                                start=start)
         if end is not None:
@@ -74,7 +74,7 @@ class Client:
                 end: Optional[int] = None, rows_per_batch: int = 0,
                 timeout: Optional[float] = None
                 ) -> Iterator[Tuple[int, np.ndarray]]:
-        """Yields (first position, batch of shape (rows, d)) over [start, end).
+        """Yields (first position, batch of shape (rows, width)) over [start, end).
 
         rows_per_batch=0 lets the server pick about 64 KiB per message.
         """
@@ -88,7 +88,7 @@ class Client:
 
     def gather(self, spec: TableSpec, positions: Iterable[int],
                timeout: Optional[float] = None) -> np.ndarray:
-        """Rows at `positions` in that order (repeats allowed), (n, d)."""
+        """Rows at `positions` in that order (repeats allowed), (n, width)."""
         request = posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
                                             positions=list(positions))
         return to_numpy(self._unary(self._stub.GetRows, request,

@@ -3,6 +3,8 @@
 import dataclasses
 import decimal
 import math
+import struct
+from typing import Optional, Sequence
 
 from posenc.v1 import posenc_pb2
 
@@ -16,10 +18,20 @@ _LAYOUTS = {
     "interleaved": posenc_pb2.LAYOUT_INTERLEAVED,
     "concat_sin_cos": posenc_pb2.LAYOUT_CONCAT_SIN_COS,
     "concat_cos_sin": posenc_pb2.LAYOUT_CONCAT_COS_SIN,
+    "rotate_half": posenc_pb2.LAYOUT_ROTATE_HALF,
+    "interleaved_pairs": posenc_pb2.LAYOUT_INTERLEAVED_PAIRS,
 }
 _FREQUENCIES = {
     "paper": posenc_pb2.FREQUENCY_PAPER,
     "t2t": posenc_pb2.FREQUENCY_T2T,
+}
+_ROPE_TYPES = {
+    "default": posenc_pb2.ROPE_TYPE_DEFAULT,
+    "linear": posenc_pb2.ROPE_TYPE_LINEAR,
+    "dynamic": posenc_pb2.ROPE_TYPE_DYNAMIC,
+    "yarn": posenc_pb2.ROPE_TYPE_YARN,
+    "llama3": posenc_pb2.ROPE_TYPE_LLAMA3,
+    "longrope": posenc_pb2.ROPE_TYPE_LONGROPE,
 }
 
 
@@ -32,13 +44,70 @@ def _lookup(table: dict, field: str, value: str) -> int:
 
 
 @dataclasses.dataclass(frozen=True)
+class RopeScaling:
+    """RoPE frequency scaling, named as HF transformers' `rope_scaling`.
+
+    type is None (unset: "default"), "default", "linear", "dynamic", "yarn",
+    "llama3" or "longrope". 0 / None / () means unset for every field (see
+    posenc.proto, message RopeScaling, for which scheme uses which field).
+    truncate None means unset (the server's default, true). The server checks
+    the values and answers INVALID_ARGUMENT naming the field.
+    """
+
+    type: Optional[str] = None
+    factor: float = 0.0
+    original_max_position_embeddings: int = 0
+    seq_len: int = 0
+    beta_fast: float = 0.0
+    beta_slow: float = 0.0
+    mscale: float = 0.0
+    mscale_all_dim: float = 0.0
+    truncate: Optional[bool] = None
+    attention_factor: float = 0.0
+    low_freq_factor: float = 0.0
+    high_freq_factor: float = 0.0
+    short_factor: Sequence[float] = ()
+    long_factor: Sequence[float] = ()
+
+    def to_proto(self) -> posenc_pb2.RopeScaling:
+        message = posenc_pb2.RopeScaling(
+            type=(posenc_pb2.ROPE_TYPE_UNSPECIFIED if self.type is None
+                  else _lookup(_ROPE_TYPES, "rope.type", self.type)),
+            factor=self.factor,
+            original_max_position_embeddings=(
+                self.original_max_position_embeddings),
+            seq_len=self.seq_len,
+            beta_fast=self.beta_fast,
+            beta_slow=self.beta_slow,
+            mscale=self.mscale,
+            mscale_all_dim=self.mscale_all_dim,
+            attention_factor=self.attention_factor,
+            low_freq_factor=self.low_freq_factor,
+            high_freq_factor=self.high_freq_factor,
+            short_factor=[float(x) for x in self.short_factor],
+            long_factor=[float(x) for x in self.long_factor],
+        )
+        if self.truncate is not None:
+            message.truncate = bool(self.truncate)
+        return message
+
+
+@dataclasses.dataclass(frozen=True)
 class TableSpec:
-    """A table: rows 0..max_len-1 of d channels each.
+    """A table: rows 0..max_len-1 of `width` channels each.
 
     base=0 means the server default (10000). dtype is "float32", "float64",
-    "float16" or "bfloat16"; layout "interleaved", "concat_sin_cos" or
-    "concat_cos_sin"; frequency "paper" or "t2t". Values are checked by the
-    server, which answers INVALID_ARGUMENT (raised as PosencError).
+    "float16" or "bfloat16"; layout "interleaved", "concat_sin_cos",
+    "concat_cos_sin", or the RoPE layouts "rotate_half" (HF) and
+    "interleaved_pairs" (GPT-J); frequency "paper" or "t2t". rope is a
+    RopeScaling (None: plain sinusoid); partial_rotary_factor 0 means 1.
+    Values are checked by the server, which answers INVALID_ARGUMENT
+    (raised as PosencError).
+
+    Row width: d, or d_rot = int(d * partial_rotary_factor) when that is
+    set; twice that for "rotate_half" and "interleaved_pairs" (cos in the
+    first half of the row, sin in the second). Arrays come back in the shape
+    the server sends; see width().
     """
 
     d: int
@@ -47,16 +116,30 @@ class TableSpec:
     dtype: str = "float32"
     layout: str = "interleaved"
     frequency: str = "paper"
+    rope: Optional[RopeScaling] = None
+    partial_rotary_factor: float = 0.0
 
     def to_proto(self) -> posenc_pb2.TableSpec:
-        return posenc_pb2.TableSpec(
+        message = posenc_pb2.TableSpec(
             d=self.d,
             base=self.base,
             max_len=self.max_len,
             dtype=_lookup(_DTYPES, "dtype", self.dtype),
             layout=_lookup(_LAYOUTS, "layout", self.layout),
             frequency=_lookup(_FREQUENCIES, "frequency", self.frequency),
+            partial_rotary_factor=self.partial_rotary_factor,
         )
+        if self.rope is not None:
+            message.rope.CopyFrom(self.rope.to_proto())
+        return message
+
+    def width(self) -> int:
+        """Channels per row the server returns for this (valid) spec."""
+        d = self.d
+        if self.partial_rotary_factor:
+            d = int(self.d * self.partial_rotary_factor)
+        return 2 * d if self.layout in ("rotate_half",
+                                        "interleaved_pairs") else d
 
     def routing_key(self) -> str:
         """The x-posenc-table key this spec's calls carry (routing_key)."""
@@ -69,8 +152,20 @@ ROUTING_KEY_HEADER = "x-posenc-table"
 _DTYPE_NAMES = {0: "float32", 1: "float32", 2: "float64", 3: "float16",
                 4: "bfloat16"}
 _LAYOUT_NAMES = {0: "interleaved", 1: "interleaved", 2: "concat_sin_cos",
-                 3: "concat_cos_sin"}
+                 3: "concat_cos_sin", 4: "rotate_half",
+                 5: "interleaved_pairs"}
 _FREQUENCY_NAMES = {0: "paper", 1: "paper", 2: "t2t"}
+_ROPE_TYPE_NAMES = {0: "default", 1: "default", 2: "linear", 3: "dynamic",
+                    4: "yarn", 5: "llama3", 6: "longrope"}
+# RopeScaling's fields after `type`, in field-number order, and their kinds.
+_ROPE_KEY_FIELDS = (
+    ("factor", "double"), ("original_max_position_embeddings", "int"),
+    ("seq_len", "int"), ("beta_fast", "double"), ("beta_slow", "double"),
+    ("mscale", "double"), ("mscale_all_dim", "double"),
+    ("truncate", "bool"), ("attention_factor", "double"),
+    ("low_freq_factor", "double"), ("high_freq_factor", "double"),
+    ("short_factor", "list"), ("long_factor", "list"),
+)
 
 
 def format_base(x: float) -> str:
@@ -107,18 +202,62 @@ def format_base(x: float) -> str:
     return f"{mantissa}e{sign}{abs(n - 1)}"
 
 
+def fnv1a64_hex(values) -> str:
+    """16 lowercase hex digits of the FNV-1a 64-bit hash of the values'
+    little-endian float64 bytes (the routing key's short_factor and
+    long_factor)."""
+    data = b"".join(struct.pack("<d", float(v)) for v in values)
+    return f"{_fnv1a64(data):016x}"
+
+
+def _fnv1a64(data: bytes) -> int:
+    h = 0xcbf29ce484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _rope_key_suffix(rope: posenc_pb2.RopeScaling) -> str:
+    parts = []
+    for name, kind in _ROPE_KEY_FIELDS:
+        if kind == "bool":
+            if rope.HasField(name):
+                parts.append(f";{name}={'true' if rope.truncate else 'false'}")
+            continue
+        value = getattr(rope, name)
+        if kind == "list":
+            if len(value):
+                parts.append(f";{name}={fnv1a64_hex(value)}")
+        elif value != 0:  # NaN is non-zero
+            parts.append(f";{name}="
+                         + (format_base(value) if kind == "double"
+                            else str(value)))
+    if rope.type == 0 and not parts:
+        return ""
+    return (f";rope={_ROPE_TYPE_NAMES.get(rope.type, str(rope.type))}"
+            + "".join(parts))
+
+
 def routing_key(spec: posenc_pb2.TableSpec) -> str:
     """The routing key of a TableSpec message, as every client sends it.
 
     d=<d>;base=<base>;dtype=<dtype>;layout=<layout>;freq=<frequency>: every
     field but max_len, defaults resolved (base 0 -> 10000), base written by
-    format_base, unknown enum values as numbers. See posenc.proto.
+    format_base, unknown enum values as numbers; then ";prf=<x>" when
+    partial_rotary_factor is non-zero, and ";rope=<type>" followed by each
+    non-zero rope field (";<name>=<value>", field-number order; lists as
+    fnv1a64_hex) when rope has any field set. See posenc.proto.
     """
     base = spec.base if spec.base != 0 else 10000.0
-    return (f"d={spec.d};base={format_base(base)}"
-            f";dtype={_DTYPE_NAMES.get(spec.dtype, str(spec.dtype))}"
-            f";layout={_LAYOUT_NAMES.get(spec.layout, str(spec.layout))}"
-            f";freq={_FREQUENCY_NAMES.get(spec.frequency, str(spec.frequency))}")
+    key = (f"d={spec.d};base={format_base(base)}"
+           f";dtype={_DTYPE_NAMES.get(spec.dtype, str(spec.dtype))}"
+           f";layout={_LAYOUT_NAMES.get(spec.layout, str(spec.layout))}"
+           f";freq={_FREQUENCY_NAMES.get(spec.frequency, str(spec.frequency))}")
+    if spec.partial_rotary_factor != 0:
+        key += f";prf={format_base(spec.partial_rotary_factor)}"
+    if spec.HasField("rope"):
+        key += _rope_key_suffix(spec.rope)
+    return key
 
 
 def routing_metadata(request) -> tuple:
