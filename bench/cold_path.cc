@@ -2,14 +2,25 @@
 // posenc_server, measured end to end by the C++ client (issue 13).
 //
 // Each round takes a table family nobody asked for before (a fresh base):
-//   - GetTable rounds: cold (computed and sent), then the same table hot
-//     (sent from the cache); the ratio cold / hot per round, median over
-//     rounds;
+//   - GetTable rounds, fresh memory: cold (computed and sent), then the same
+//     table hot (sent from the cache); the ratio cold / hot per round,
+//     median over rounds. The cache never fills, so every cold table is
+//     written into newly mapped pages;
+//   - GetTable rounds, steady state (with --steady_target: a server whose
+//     cache holds a few tables, e.g. --cache_bytes=50331648): the cache is
+//     first filled (one table asked for three times, then tables asked for
+//     once until the next would not fit), then one unmeasured cold call;
+//     each round then a cold table of a new family (refused by the full
+//     cache's admission rule and computed for the call alone, into memory
+//     an earlier answer freed: the server's warm reserve) and a hot call of
+//     the resident table asked for three times. GetStats deltas show which
+//     path the cold calls took;
 //   - then StreamBatches rounds over a whole table: cold, then hot; MB/s of
 //     each and their ratio, median over rounds. (Nine 128 MiB tables pass a
 //     512 MiB cache: the later ones are streamed without being cached.)
 // Usage: cold_path --target=127.0.0.1:50051 [--rounds=9] [--d=512]
 //        [--max_len=8192] [--stream_max_len=65536]
+//        [--steady_target=127.0.0.1:50052]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +30,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/status/statusor.h"
 #include "client/posenc_client.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "posenc_server address");
@@ -26,6 +38,9 @@ ABSL_FLAG(int, rounds, 9, "rounds (each a new table family)");
 ABSL_FLAG(uint32_t, d, 512, "d of every table");
 ABSL_FLAG(uint32_t, max_len, 8192, "max_len of the GetTable case");
 ABSL_FLAG(uint32_t, stream_max_len, 65536, "max_len of the stream case");
+ABSL_FLAG(std::string, steady_target, "",
+          "posenc_server with a cache of a few tables, for the steady-state "
+          "GetTable case (empty: not run)");
 
 namespace {
 
@@ -53,6 +68,82 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2]
                       : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+struct SteadyResult {
+  std::vector<double> cold, hot, ratio;
+  uint64_t budget_bytes = 0;
+  // GetStats deltas over the measured rounds.
+  uint64_t admissions = 0, rejections = 0, reserve_reuses = 0;
+};
+
+// The steady-state GetTable case (see the top of the file); an error message
+// on failure.
+absl::StatusOr<SteadyResult> RunSteady(const std::string& target, int rounds,
+                                       double stamp) {
+  posenc::PosencClient::Options options;
+  options.target = target;
+  options.timeout = absl::Seconds(120);
+  posenc::PosencClient client(options);
+  auto spec_at = [&](double base) {
+    posenc::TableSpec spec;
+    spec.d = absl::GetFlag(FLAGS_d);
+    spec.max_len = absl::GetFlag(FLAGS_max_len);
+    spec.base = base + stamp;
+    return spec;
+  };
+  auto get = [&](const posenc::TableSpec& spec) -> absl::StatusOr<double> {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<posenc::Tensor> table = client.GetTable(spec);
+    if (!table.ok()) return table.status();
+    return Seconds(start);
+  };
+  absl::StatusOr<posenc::v1::GetStatsResponse> stats = client.GetStats();
+  if (!stats.ok()) return stats.status();
+  SteadyResult result;
+  result.budget_bytes = stats->cache().budget_bytes();
+  const uint64_t table_bytes = spec_at(0).table_bytes();
+  const uint64_t fits = result.budget_bytes / table_bytes;
+  if (fits < 1 || stats->cache().resident_bytes() != 0) {
+    return absl::FailedPreconditionError(
+        "--steady_target needs a fresh server whose --cache_bytes holds at "
+        "least one table");
+  }
+  // Fill: the hot table (asked for three times, so the admission rule keeps
+  // it), then tables asked for once until the cache is full.
+  const posenc::TableSpec hot = spec_at(61000.5);
+  for (int i = 0; i < 3; ++i) {
+    if (absl::StatusOr<double> t = get(hot); !t.ok()) return t.status();
+  }
+  for (uint64_t i = 1; i < fits; ++i) {
+    if (absl::StatusOr<double> t = get(spec_at(62000.5 + i)); !t.ok()) {
+      return t.status();
+    }
+  }
+  // One unmeasured cold call: its answer, once sent, is the first buffer the
+  // reserve can hand out.
+  if (absl::StatusOr<double> t = get(spec_at(63000.5)); !t.ok()) {
+    return t.status();
+  }
+  stats = client.GetStats();
+  if (!stats.ok()) return stats.status();
+  const posenc::v1::GetStatsResponse before = *stats;
+  for (int r = 0; r < rounds; ++r) {
+    absl::StatusOr<double> cold = get(spec_at(64000.5 + r));
+    if (!cold.ok()) return cold.status();
+    absl::StatusOr<double> hit = get(hot);
+    if (!hit.ok()) return hit.status();
+    result.cold.push_back(*cold);
+    result.hot.push_back(*hit);
+    result.ratio.push_back(*cold / *hit);
+  }
+  stats = client.GetStats();
+  if (!stats.ok()) return stats.status();
+  result.admissions = stats->cache().admissions() - before.cache().admissions();
+  result.rejections = stats->cache().rejections() - before.cache().rejections();
+  result.reserve_reuses = stats->compute().warm_reserve_reuses() -
+                          before.compute().warm_reserve_reuses();
+  return result;
 }
 
 }  // namespace
@@ -91,6 +182,17 @@ int main(int argc, char** argv) {
     table_hot.push_back(t[1]);
     table_ratio.push_back(t[0] / t[1]);
   }
+  const std::string steady_target = absl::GetFlag(FLAGS_steady_target);
+  absl::StatusOr<SteadyResult> steady =
+      absl::FailedPreconditionError("not run (no --steady_target)");
+  if (!steady_target.empty()) {
+    steady = RunSteady(steady_target, rounds, stamp);
+    if (!steady.ok()) {
+      std::fprintf(stderr, "steady state: %s\n",
+                   steady.status().ToString().c_str());
+      return 1;
+    }
+  }
   for (int r = 0; r < rounds; ++r) {
     posenc::TableSpec spec;
     spec.d = absl::GetFlag(FLAGS_d);
@@ -123,6 +225,25 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_len) * d * 4 / 1048576.0, rounds,
       Median(table_cold) * 1e3, Median(table_hot) * 1e3, Median(table_ratio),
       tlo, thi, Verdict(table_ratio, 1.5, /*at_most=*/true));
+  if (steady.ok()) {
+    const auto [lo, hi] = Spread(steady->ratio);
+    std::printf(
+        "GetTable steady state (cache of %.0f MiB full, 1 warm-up call) d=%u "
+        "max_len=%u "
+        "float32, %d rounds, medians: cold %.1f ms, hot %.1f ms, cold/hot "
+        "%.2f (rounds %.2f..%.2f; target <= 1.5: %s); cold calls: %llu "
+        "admitted, %llu refused, %llu warm reserve reuses\n",
+        steady->budget_bytes / 1048576.0, d, absl::GetFlag(FLAGS_max_len),
+        rounds, Median(steady->cold) * 1e3, Median(steady->hot) * 1e3,
+        Median(steady->ratio), lo, hi,
+        Verdict(steady->ratio, 1.5, /*at_most=*/true),
+        static_cast<unsigned long long>(steady->admissions),
+        static_cast<unsigned long long>(steady->rejections),
+        static_cast<unsigned long long>(steady->reserve_reuses));
+  } else {
+    std::printf("GetTable steady state, cache full: %s\n",
+                std::string(steady.status().message()).c_str());
+  }
   const auto [slo, shi] = Spread(stream_ratio);
   std::printf(
       "StreamBatches d=%u max_len=%u float32 (%.0f MiB), %d rounds, medians: "

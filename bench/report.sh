@@ -4,7 +4,9 @@
 # they measured and the load average before and after each.
 #
 #   1. build/bench/encoding_bench   every dtype, layout and frequency (values/s)
-#   2. bench/cold_path              cold vs hot GetTable and StreamBatches
+#   2. bench/cold_path              cold vs hot GetTable (fresh memory, and
+#                                   steady state against a second server
+#                                   whose 48 MiB cache fills) and StreamBatches
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
@@ -60,13 +62,19 @@ section "Encoding kernel, every dtype (encoding_bench)" \
   "$BUILD/bench/encoding_bench" --benchmark_min_time=0.5 \
   --benchmark_color=false --benchmark_report_aggregates_only=true
 PORT=${PORT:-50181}
+STEADY_PORT=${STEADY_PORT:-50182}
 "$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT > /dev/null 2>&1 &
 SPID=$!
+# Steady state: a cache of three 16 MiB tables, full after the first calls.
+"$BUILD/server/posenc_server" --listen=127.0.0.1:$STEADY_PORT \
+  --cache_bytes=50331648 > /dev/null 2>&1 &
+STEADY_SPID=$!
 sleep 1
 section "Cold path end to end (cold_path)" \
-  "$BUILD/bench/cold_path" --target=127.0.0.1:$PORT --rounds=9
-kill $SPID
-wait $SPID 2>/dev/null
+  "$BUILD/bench/cold_path" --target=127.0.0.1:$PORT \
+  --steady_target=127.0.0.1:$STEADY_PORT --rounds=9
+kill $SPID $STEADY_SPID
+wait $SPID $STEADY_SPID 2>/dev/null
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 3

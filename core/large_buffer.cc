@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "core/buffer_reserve.h"
+
 namespace posenc {
 namespace {
 
@@ -21,10 +23,12 @@ std::byte* AllocateLargeBuffer(size_t bytes) {
     const size_t padded = (bytes + kAlign - 1) / kAlign * kAlign;
     return static_cast<std::byte*>(std::aligned_alloc(kAlign, padded));
   }
+  const size_t size = MappedSize(bytes);
+  // Warm pages first: a mapping freed earlier, already faulted in.
+  if (std::byte* kept = WarmReserve().Take(size)) return kept;
   // Over-map by one huge page so the start can be aligned to one: where
   // THP is "always", the kernel can then back whole 2 MiB ranges with huge
   // pages it has free.
-  const size_t size = MappedSize(bytes);
   void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
@@ -44,7 +48,7 @@ void FreeLargeBuffer(std::byte* p, size_t bytes) {
   if (bytes < kHugePage) {
     std::free(p);
   } else {
-    munmap(p, MappedSize(bytes));
+    WarmReserve().Give(p, MappedSize(bytes));  // kept, or unmapped
   }
 }
 

@@ -65,6 +65,10 @@ ABSL_FLAG(uint32_t, max_misses_per_connection,
 ABSL_FLAG(uint64_t, max_inflight_bytes, kDefaults.max_inflight_bytes,
           "bytes calls in progress may hold outside the cache (response "
           "buffers, evicted tables still being sent)");
+ABSL_FLAG(uint64_t, warm_reserve_bytes, kDefaults.warm_reserve_bytes,
+          "freed table and answer buffers (>= 2 MiB) kept mapped, pages "
+          "faulted in, for the next cold table, up to this many bytes (0 = "
+          "off; else 2 MiB..1 GiB; counts in the RSS margin)");
 ABSL_FLAG(uint64_t, grpc_memory_bytes, kDefaults.grpc_memory_bytes,
           "gRPC's ResourceQuota: memory for its own buffers");
 ABSL_FLAG(double, lame_duck_seconds, kDefaults.lame_duck_seconds,
@@ -125,6 +129,7 @@ int main(int argc, char** argv) {
   options.max_misses_per_connection =
       absl::GetFlag(FLAGS_max_misses_per_connection);
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  options.warm_reserve_bytes = absl::GetFlag(FLAGS_warm_reserve_bytes);
   options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
   options.lame_duck_seconds = absl::GetFlag(FLAGS_lame_duck_seconds);
   options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);

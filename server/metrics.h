@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/buffer_reserve.h"
 #include "core/compute_pool.h"
 #include "core/table_cache.h"
 #include "prometheus/metric_family.h"
@@ -39,6 +40,7 @@ struct MetricsInput {
   ComputePool::Stats compute;
   uint64_t inflight_bytes = 0;
   uint64_t inflight_limit_bytes = 0;
+  BufferReserve::Stats warm_reserve;
   const RefusalStats* refusals = nullptr;
   double uptime_seconds = 0;
   const char* version = "";

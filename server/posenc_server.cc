@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/routing_key.h"
+#include "core/buffer_reserve.h"
 #include "grpc/health/v1/health.pb.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -163,6 +164,8 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
           ? options.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   server->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
+  // Process-wide (AllocateLargeBuffer has no server to ask).
+  WarmReserve().SetBound(options.warm_reserve_bytes);
   ComputePool::Options pool_options;
   pool_options.threads = threads;
   pool_options.max_queued_bytes = options.max_queued_compute_bytes;
@@ -303,6 +306,7 @@ MetricsInput PosencServer::Metrics() const {
   input.compute = pool_->GetStats();
   input.inflight_bytes = inflight_->used();
   input.inflight_limit_bytes = inflight_->limit();
+  input.warm_reserve = WarmReserve().GetStats();
   input.refusals = &service_->refusals();
   input.uptime_seconds = absl::ToDoubleSeconds(absl::Now() - start_time_);
   input.version = POSENC_VERSION;

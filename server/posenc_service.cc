@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
+#include "core/buffer_reserve.h"
 #include "core/encoding.h"
 #include "server/tensor_message.h"
 
@@ -584,6 +585,9 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   compute->set_running_tasks(pool.running_tasks);
   compute->set_started_tasks(pool.started_tasks);
   compute->set_inflight_bytes(inflight_->used());
+  const BufferReserve::Stats reserve = WarmReserve().GetStats();
+  compute->set_warm_reserve_bytes(reserve.held_bytes);
+  compute->set_warm_reserve_reuses(reserve.reuses);
   v1::RefusalStats* refused = response->mutable_refusals();
   refused->set_queue_full(refusals_.Get(RefusalReason::kQueueFull));
   refused->set_connection_misses(
@@ -600,6 +604,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   info->set_max_queued_compute_bytes(pool_->max_queued_bytes());
   info->set_max_misses_per_connection(limits_.max_misses_per_connection);
   info->set_max_inflight_bytes(inflight_->limit());
+  info->set_max_warm_reserve_bytes(reserve.bound_bytes);
   // Count this call first, so a caller sees its own GetStats.
   record.End(absl::OkStatus(), 0);
   for (int m = 0; m < kMethodCount; ++m) {

@@ -70,6 +70,14 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
                      "got ",
                      o.max_inflight_bytes));
   }
+  if (o.warm_reserve_bytes != 0 &&
+      (o.warm_reserve_bytes < (uint64_t{2} << 20) ||
+       o.warm_reserve_bytes > (uint64_t{1} << 30))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--warm_reserve_bytes must be 0 (off) or 2097152 (2 MiB) .. "
+        "1073741824 (1 GiB), got ",
+        o.warm_reserve_bytes));
+  }
   if (o.grpc_memory_bytes < (uint64_t{4} << 20)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--grpc_memory_bytes must be at least 4194304 (4 MiB), "

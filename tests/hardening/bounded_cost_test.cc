@@ -4,8 +4,10 @@
 // one-off specs leaves a hot table resident; the compute queue, the
 // per-connection miss cap and the inflight byte budget refuse with
 // RESOURCE_EXHAUSTED naming their flag; limits outside the proven range are
-// refused at start; and the real process's peak RSS stays within
-// cache + inflight + 64 MiB after budget-sized tables streamed back to back.
+// refused at start; cold answers past a full cache reuse the warm reserve's
+// buffers within its bound (none when it is 0); and the real process's peak
+// RSS stays within cache + inflight + 64 MiB (the default 32 MiB warm
+// reserve included) after budget-sized tables streamed back to back.
 #include <atomic>
 #include <string>
 #include <thread>
@@ -280,6 +282,114 @@ TEST_F(BoundedCostTest, AnswerOverInflightBudget_ResourceExhaustedNamingFlag) {
     absl::SleepFor(absl::Milliseconds(5));
   }
   EXPECT_EQ(Stats().compute().inflight_bytes(), 0u);
+}
+
+// Steady state: a full cache refuses one-off tables, which are computed for
+// the call alone; each such answer, once sent, goes to the warm reserve and
+// the next cold answer is written into it (same pages, already faulted in).
+class WarmReserveTest : public BoundedCostTest {
+ protected:
+  // 4 MiB tables; the cache holds two: `hot` (asked for three times) and one
+  // asked for once, so every new family is refused admission.
+  static TableSpec Table(double base) {
+    TableSpec spec = Spec(512, 2048);
+    spec.base = base;
+    return spec;
+  }
+  void FillCache() {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(client_->GetTable(hot_).ok());
+    ASSERT_TRUE(client_->GetTable(Table(17000.5)).ok());
+    ASSERT_EQ(Stats().cache().resident_bytes(), 8 * kMiB);
+  }
+  // Waits until gRPC has let go of every answer (then freed to the reserve).
+  void AwaitAnswersFreed() {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (Stats().compute().inflight_bytes() != 0 && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    ASSERT_EQ(Stats().compute().inflight_bytes(), 0u);
+  }
+  static ServerOptions WithReserve(uint64_t bytes) {
+    ServerOptions options = DefaultOptions();
+    options.cache_bytes = 8 * kMiB;
+    options.warm_reserve_bytes = bytes;
+    return options;
+  }
+  const TableSpec hot_ = Table(16000.5);
+};
+
+TEST_F(WarmReserveTest, ColdAnswersPastFullCache_ReuseReserveWithinBound) {
+  StartServer(WithReserve(6 * kMiB));  // room for one 4 MiB answer
+  FillCache();
+  const v1::GetStatsResponse before = Stats();
+  EXPECT_EQ(before.server().max_warm_reserve_bytes(), 6 * kMiB);
+  for (int k = 0; k < 5; ++k) {
+    ASSERT_TRUE(client_->GetTable(Table(18000.5 + k)).ok());
+    AwaitAnswersFreed();
+    const v1::GetStatsResponse now = Stats();
+    EXPECT_EQ(now.compute().warm_reserve_bytes(), 4 * kMiB) << k;
+    EXPECT_LE(now.compute().warm_reserve_bytes(), 6 * kMiB) << k;
+  }
+  const v1::GetStatsResponse after = Stats();
+  EXPECT_EQ(after.cache().rejections() - before.cache().rejections(), 5u);
+  // The first cold answer was mapped fresh (or took a buffer FillCache's
+  // calls left); each later one took the answer freed before it.
+  EXPECT_GE(after.compute().warm_reserve_reuses() -
+                before.compute().warm_reserve_reuses(),
+            4u);
+  EXPECT_EQ(after.cache().resident_bytes(), 8 * kMiB);
+  ExpectStillServing(*client_);
+}
+
+TEST_F(WarmReserveTest, ReusedBuffer_AnswerMatchesRowsComputedApart) {
+  StartServer(WithReserve(32 * kMiB));
+  FillCache();
+  ASSERT_TRUE(client_->GetTable(Table(19000.5)).ok());  // leaves its buffer
+  AwaitAnswersFreed();
+  const uint64_t reuses = Stats().compute().warm_reserve_reuses();
+  const TableSpec spec = Table(19001.5);
+  absl::StatusOr<Tensor> table = client_->GetTable(spec);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(Stats().compute().warm_reserve_reuses(), reuses + 1);
+  // Every row of the answer is this table's, none the previous user's.
+  const std::vector<uint32_t> positions = {0, 1, 1024, 2047};
+  absl::StatusOr<Tensor> rows = client_->GetRows(spec, positions);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const size_t row_bytes = spec.row_bytes();
+  for (size_t i = 0; i < positions.size(); ++i) {
+    EXPECT_EQ(table->data.substr(positions[i] * row_bytes, row_bytes),
+              rows->data.substr(i * row_bytes, row_bytes))
+        << "row " << positions[i];
+  }
+}
+
+TEST_F(WarmReserveTest, ZeroWarmReserve_NothingKeptNothingReused) {
+  StartServer(WithReserve(0));
+  FillCache();
+  const uint64_t reuses = Stats().compute().warm_reserve_reuses();
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_TRUE(client_->GetTable(Table(20000.5 + k)).ok());
+    AwaitAnswersFreed();
+  }
+  const v1::GetStatsResponse after = Stats();
+  EXPECT_EQ(after.compute().warm_reserve_bytes(), 0u);
+  EXPECT_EQ(after.compute().warm_reserve_reuses(), reuses);
+  EXPECT_EQ(after.server().max_warm_reserve_bytes(), 0u);
+}
+
+TEST(BoundedCostOptionsTest, WarmReserveOutOfRange_RefusedNamingFlag) {
+  ServerOptions options;
+  EXPECT_EQ(options.warm_reserve_bytes, 32 * kMiB);
+  for (uint64_t bad : {kMiB, (uint64_t{1} << 30) + 1}) {
+    options.warm_reserve_bytes = bad;
+    absl::Status s = ValidateServerOptions(options);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("--warm_reserve_bytes"));
+  }
+  for (uint64_t good : {uint64_t{0}, 2 * kMiB, uint64_t{1} << 30}) {
+    options.warm_reserve_bytes = good;
+    EXPECT_TRUE(ValidateServerOptions(options).ok()) << good;
+  }
 }
 
 TEST(BoundedCostOptionsTest, LimitsPastProvenRange_RefusedNamingWhy) {
