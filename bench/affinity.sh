@@ -8,7 +8,8 @@
 #     roundrobin). Target: hash >= 0.9; round robin cannot pass ~0.4.
 # (2) Proxy overhead: h2load directly against a replica and through HAProxy,
 #     alternating: 1-row GetRows (target >= 0.7x) and 4 MiB GetTable
-#     (target >= 0.6x).
+#     (target >= 0.6x), and that GetTable with h2load -f 65536 (client frames
+#     up to 64 KiB; no target).
 # Prints the commit and /proc/loadavg first: the machine may be shared.
 #
 # Usage: bench/affinity.sh [--part hits|overhead] [driver options]

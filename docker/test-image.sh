@@ -8,80 +8,30 @@
 # Usage: docker/test-image.sh [PATH/TO/posenc CLI]   (root; exit 77 = skipped)
 set -euo pipefail
 
-readonly SKIP=77
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cli="${1:-${POSENC_CLI:-$repo/build/client/posenc}}"
 image="${POSENC_TEST_IMAGE:-posenc:test}"
-base="debian:bookworm-slim"
 max_image_mb="${POSENC_MAX_IMAGE_MB:-120}"
 container="posenc-test-$$"
 work="$(mktemp -d /tmp/posenc-test-image.XXXXXX)"
-started_dockerd=""
-start_time=$SECONDS
-
-log() { printf '[test-image %4ds] %s\n' "$((SECONDS - start_time))" "$*"; }
-fail() {
-  log "FAIL: $*"
-  exit 1
-}
-skip() {
-  log "SKIP: $*"
-  exit "$SKIP"
-}
+log_name=test-image
+# shellcheck source=docker/lib.sh
+source "$repo/docker/lib.sh"
 
 cleanup() {
   local status=$?
   docker rm -f "$container" >/dev/null 2>&1 || true
-  if [[ -n "$started_dockerd" ]]; then
-    log "stopping the dockerd this script started (pid $started_dockerd)"
-    kill -TERM "$started_dockerd" 2>/dev/null || true
-    for _ in $(seq 1 60); do
-      kill -0 "$started_dockerd" 2>/dev/null || break
-      sleep 0.5
-    done
-  fi
+  stop_engine
   rm -rf "$work"
   exit "$status"
 }
 trap cleanup EXIT
 
-# Polls COMMAND... every second until it succeeds or SECONDS_LIMIT pass.
-wait_for() {
-  local limit="$1"
-  shift
-  local deadline=$((SECONDS + limit))
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 1
-  done
-}
-
-[[ $(id -u) -eq 0 ]] || skip "needs root (to run dockerd and debootstrap)"
-for tool in docker dockerd; do
-  command -v "$tool" >/dev/null || skip "$tool is not installed (Debian: docker.io)"
-done
+require_docker docker  # (no extra tools)
 [[ -x "$cli" ]] || fail "no posenc CLI at $cli (build it: ninja posenc)"
 
-# ---- engine ----------------------------------------------------------------
-if ! timeout 10 docker info >/dev/null 2>&1; then
-  log "no Docker engine answers: starting dockerd"
-  dockerd --storage-driver overlay2 >"$work/dockerd.log" 2>&1 &
-  started_dockerd=$!
-  if ! wait_for 60 timeout 5 docker info; then
-    tail -n 20 "$work/dockerd.log" >&2
-    fail "dockerd did not answer within 60s"
-  fi
-fi
-log "engine: Docker $(docker version -f '{{.Server.Version}}')"
-
-# ---- base image ------------------------------------------------------------
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-  command -v debootstrap >/dev/null ||
-    skip "$base is missing and debootstrap is not installed"
-  log "building $base with debootstrap"
-  timeout 600 "$repo/docker/make-base-image.sh" "$base" ||
-    fail "could not build $base"
-fi
+ensure_engine
+ensure_base_image
 
 # ---- image -----------------------------------------------------------------
 log "docker build -f docker/Dockerfile -t $image (log: $work/build.log)"

@@ -4,7 +4,8 @@
 #   1. the Release build and its ctest run (unit, integration, numerics,
 #      interop, replica, affinity (3 replicas behind HAProxy), hardening with
 #      a short soak, deploy, bench configs);
-#   2. the Docker image test (ctest label `docker`; skipped without root);
+#   2. the Docker tests (ctest label `docker`: the image, and compose with 3
+#      replicas behind HAProxy; skipped without root or Docker);
 #   3. the cache and compute-pool tests under ThreadSanitizer (`tsan` preset);
 #   4. the whole suite under AddressSanitizer + UBSan (`asan` preset);
 #   5. 60 s of libFuzzer over every request type (fuzz/run.sh).
@@ -76,7 +77,7 @@ else
 fi
 
 if [[ "${POSENC_QUICK:-0}" != 1 ]]; then
-  phase "docker image"
+  phase "docker image and compose"
   run_ctest --test-dir build -L docker
   phase "ThreadSanitizer"
   if build tsan; then run_ctest --preset tsan; else failed=$((failed + 1)); fi

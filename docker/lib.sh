@@ -1,0 +1,78 @@
+# shellcheck shell=bash disable=SC2154
+# Shared by docker/test-image.sh and docker/test-compose.sh (sourced, not
+# run): logging, skip/fail, polling, a Docker engine and the base image.
+# The caller sets `log_name` and `work` (a scratch directory) first, and
+# calls stop_engine from its EXIT trap.
+
+readonly SKIP=77
+started_dockerd=""
+start_time=$SECONDS
+
+log() { printf '[%s %4ds] %s\n' "$log_name" "$((SECONDS - start_time))" "$*"; }
+fail() {
+  log "FAIL: $*" >&2
+  exit 1
+}
+skip() {
+  log "SKIP: $*" >&2
+  exit "$SKIP"
+}
+
+# Polls COMMAND... every second until it succeeds or SECONDS_LIMIT pass.
+wait_for() {
+  local limit="$1"
+  shift
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+
+# Skips (77) when Docker cannot be used here: not root (dockerd and
+# debootstrap need it) or no docker/dockerd (and TOOLS..., e.g.
+# docker-compose). Anything that goes wrong after this is a failure.
+require_docker() {
+  [[ $(id -u) -eq 0 ]] || skip "needs root (to run dockerd and debootstrap)"
+  local tool
+  for tool in docker dockerd "$@"; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/bootstrap.sh)"
+  done
+}
+
+# Starts dockerd if no engine answers; stop_engine stops only that one.
+ensure_engine() {
+  if ! timeout 10 docker info >/dev/null 2>&1; then
+    log "no Docker engine answers: starting dockerd"
+    dockerd --storage-driver overlay2 >"$work/dockerd.log" 2>&1 &
+    started_dockerd=$!
+    if ! wait_for 60 timeout 5 docker info; then
+      tail -n 20 "$work/dockerd.log" >&2
+      fail "dockerd did not answer within 60s"
+    fi
+  fi
+  log "engine: Docker $(docker version -f '{{.Server.Version}}')"
+}
+
+stop_engine() {
+  if [[ -n "$started_dockerd" ]]; then
+    log "stopping the dockerd this script started (pid $started_dockerd)"
+    kill -TERM "$started_dockerd" 2>/dev/null || true
+    for _ in $(seq 1 60); do
+      kill -0 "$started_dockerd" 2>/dev/null || break
+      sleep 0.5
+    done
+  fi
+}
+
+# debian:bookworm-slim, made with debootstrap when no registry has it.
+ensure_base_image() {
+  local base="debian:bookworm-slim"
+  if ! docker image inspect "$base" >/dev/null 2>&1; then
+    command -v debootstrap >/dev/null ||
+      skip "$base is missing and debootstrap is not installed"
+    log "building $base with debootstrap"
+    timeout 600 "$repo/docker/make-base-image.sh" "$base" ||
+      fail "could not build $base"
+  fi
+}
