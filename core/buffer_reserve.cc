@@ -1,11 +1,18 @@
 #include "core/buffer_reserve.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <utility>
 
 namespace posenc {
 namespace {
+
+constexpr size_t kPageBytes = 4096;
+// MADV_POPULATE_WRITE (Linux 5.14); older headers lack the constant.
+constexpr int kMadvPopulateWrite = 23;
 
 template <typename Mappings>
 void UnmapAll(const Mappings& mappings) {
@@ -14,7 +21,63 @@ void UnmapAll(const Mappings& mappings) {
 
 }  // namespace
 
-BufferReserve::~BufferReserve() { UnmapAll(kept_); }
+BufferReserve::~BufferReserve() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  refill_wake_.notify_all();
+  if (refill_thread_.joinable()) refill_thread_.join();
+  UnmapAll(kept_);
+}
+
+size_t BufferReserve::RefillWantedLocked() const {
+  if (!refill_ || stopping_ || held_ >= bound_) return 0;
+  const uint64_t missing = (bound_ - held_) / kPageBytes * kPageBytes;
+  return missing >= kMinKeptBytes ? static_cast<size_t>(missing) : 0;
+}
+
+void BufferReserve::RefillLoop() {
+  // The lowest priority: refilling only uses CPU nobody else wants.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    refill_wake_.wait(lock,
+                      [this] { return stopping_ || RefillWantedLocked() > 0; });
+    if (stopping_) return;
+    const size_t size = RefillWantedLocked();
+    lock.unlock();
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      // Out of memory now: try again on the next Take.
+      lock.lock();
+      refill_wake_.wait(lock);
+      continue;
+    }
+    if (madvise(p, size, kMadvPopulateWrite) != 0) {
+      // Kernels before 5.14: fault each page in by writing it.
+      auto* bytes = static_cast<volatile std::byte*>(p);
+      for (size_t at = 0; at < size; at += kPageBytes) bytes[at] = std::byte{0};
+    }
+    lock.lock();
+    refilled_bytes_ += size;
+    lock.unlock();
+    Give(static_cast<std::byte*>(p), size);
+    lock.lock();
+  }
+}
+
+void BufferReserve::SetRefill(bool on) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    refill_ = on;
+    if (on && !refill_thread_.joinable()) {
+      refill_thread_ = std::thread([this] { RefillLoop(); });
+    }
+  }
+  refill_wake_.notify_all();
+}
 
 std::byte* BufferReserve::Take(size_t size) {
   std::vector<Kept> unmaps;
@@ -49,6 +112,7 @@ std::byte* BufferReserve::Take(size_t size) {
     }
   }
   UnmapAll(unmaps);
+  refill_wake_.notify_all();
   return taken;
 }
 
@@ -76,6 +140,7 @@ void BufferReserve::SetBound(uint64_t bound_bytes) {
     EvictLocked(0, &unmaps);
   }
   UnmapAll(unmaps);
+  refill_wake_.notify_all();
 }
 
 void BufferReserve::EvictLocked(uint64_t incoming, std::vector<Kept>* out) {
@@ -98,6 +163,7 @@ BufferReserve::Stats BufferReserve::GetStats() const {
   stats.reuses = reuses_;
   stats.misses = misses_;
   stats.unmapped_bytes = unmapped_bytes_;
+  stats.refilled_bytes = refilled_bytes_;
   return stats;
 }
 

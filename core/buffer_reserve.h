@@ -24,13 +24,23 @@
 // (its pages are warm too), a shorter one is unmapped. A request larger than
 // every kept mapping takes nothing (the caller maps fresh memory).
 //
-// Thread-safe: one mutex guards the list; munmap runs outside it.
+// Refill (off until SetRefill(true)): a background thread at the lowest CPU
+// priority keeps the reserve full. When a Take leaves it at least
+// kMinKeptBytes below the bound, the thread maps fresh memory for the
+// difference, faults it in (MADV_POPULATE_WRITE, else a write per page) and
+// gives it. So a cold table finds warm pages even when nothing was freed
+// (a cache still filling), and the page faults are paid on idle CPU, off the
+// call's path. Costs the bound in resident memory while enabled.
+//
+// Thread-safe: one mutex guards the list; mmap/munmap run outside it.
 #ifndef POSENC_CORE_BUFFER_RESERVE_H_
 #define POSENC_CORE_BUFFER_RESERVE_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -50,6 +60,7 @@ class BufferReserve {
     uint64_t reuses = 0;          // Take calls served from the reserve
     uint64_t misses = 0;          // Take calls that found nothing to fit
     uint64_t unmapped_bytes = 0;  // given, evicted or cut off, then unmapped
+    uint64_t refilled_bytes = 0;  // mapped and faulted in by the refill
   };
 
   explicit BufferReserve(uint64_t bound_bytes) : bound_(bound_bytes) {}
@@ -68,6 +79,9 @@ class BufferReserve {
   // Changes the bound; a lower one unmaps the oldest mappings over it.
   void SetBound(uint64_t bound_bytes);
 
+  // Starts (first call with true) or pauses the refill thread.
+  void SetRefill(bool on);
+
   Stats GetStats() const;
 
  private:
@@ -79,6 +93,9 @@ class BufferReserve {
   // to `out` (to be unmapped once the lock is released).
   void EvictLocked(uint64_t incoming, std::vector<Kept>* out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Bytes the refill should add now (0: nothing worth mapping).
+  size_t RefillWantedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RefillLoop();
 
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it.
   mutable std::mutex mu_;
@@ -88,6 +105,11 @@ class BufferReserve {
   uint64_t reuses_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t unmapped_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t refilled_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool refill_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::condition_variable refill_wake_;
+  std::thread refill_thread_;  // started by the first SetRefill(true)
 };
 
 // The process-wide reserve behind AllocateLargeBuffer and FreeLargeBuffer.

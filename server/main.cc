@@ -66,9 +66,11 @@ ABSL_FLAG(uint64_t, max_inflight_bytes, kDefaults.max_inflight_bytes,
           "bytes calls in progress may hold outside the cache (response "
           "buffers, evicted tables still being sent)");
 ABSL_FLAG(uint64_t, warm_reserve_bytes, kDefaults.warm_reserve_bytes,
-          "freed table and answer buffers (>= 2 MiB) kept mapped, pages "
-          "faulted in, for the next cold table, up to this many bytes (0 = "
-          "off; else 2 MiB..1 GiB; counts in the RSS margin)");
+          "warm memory for the next cold table: freed table and answer "
+          "buffers (>= 2 MiB) kept mapped, and fresh pages faulted in by a "
+          "lowest-priority background thread, up to this many bytes (0 = "
+          "off; else 2 MiB..1 GiB; resident while on, counts in the RSS "
+          "margin)");
 ABSL_FLAG(uint64_t, grpc_memory_bytes, kDefaults.grpc_memory_bytes,
           "gRPC's ResourceQuota: memory for its own buffers");
 ABSL_FLAG(double, lame_duck_seconds, kDefaults.lame_duck_seconds,

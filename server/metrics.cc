@@ -142,6 +142,11 @@ const ScalarMetric kScalarMetrics[] = {
     {"posenc_warm_reserve_reuses_total", kCounter,
      "Allocations of 2 MiB or more served from the warm reserve.",
      [](const Scrape& s) -> double { return s.in.warm_reserve.reuses; }},
+    {"posenc_warm_reserve_refilled_bytes_total", kCounter,
+     "Fresh bytes the background refill faulted into the warm reserve.",
+     [](const Scrape& s) -> double {
+       return s.in.warm_reserve.refilled_bytes;
+     }},
     {"posenc_uptime_seconds", kGauge, "Seconds since the server started.",
      [](const Scrape& s) { return s.in.uptime_seconds; }},
     {"process_resident_memory_bytes", kGauge, "Resident memory size in bytes.",

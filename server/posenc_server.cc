@@ -166,6 +166,7 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   server->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
   // Process-wide (AllocateLargeBuffer has no server to ask).
   WarmReserve().SetBound(options.warm_reserve_bytes);
+  WarmReserve().SetRefill(options.warm_reserve_bytes > 0);
   ComputePool::Options pool_options;
   pool_options.threads = threads;
   pool_options.max_queued_bytes = options.max_queued_compute_bytes;

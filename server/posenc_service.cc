@@ -588,6 +588,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   const BufferReserve::Stats reserve = WarmReserve().GetStats();
   compute->set_warm_reserve_bytes(reserve.held_bytes);
   compute->set_warm_reserve_reuses(reserve.reuses);
+  compute->set_warm_reserve_refilled_bytes(reserve.refilled_bytes);
   v1::RefusalStats* refused = response->mutable_refusals();
   refused->set_queue_full(refusals_.Get(RefusalReason::kQueueFull));
   refused->set_connection_misses(
