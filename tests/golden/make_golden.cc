@@ -6,6 +6,15 @@
 // (float16 and bfloat16 too, never via float32; subnormals included). Rows
 // are serialised little-endian, row-major, and hashed with OpenSSL SHA-256.
 //
+// RoPE tables (TableSpec.rope, the RoPE layouts) are computed here too, from
+// the formulas written in proto/posenc/v1/posenc.proto (RopeType), not from
+// core/rope.h nor tests/numerics/rope_reference.cc: the scaled frequency f'_i
+// and the attention factor a are evaluated at 384 bits (ln where the proto
+// says ln, mpfr_pow for base^(-2i/d)), every decision (YaRN's ramp ends,
+// Llama 3's bands, LongRoPE's list) taken on those values, and each value
+// a * cos(pos * f'_i), a * sin(pos * f'_i) is rounded once only when
+// mpfr_can_round proves the rounding (else the precision doubles).
+//
 // Prints the expected interop transcript (one line per call) to stdout.
 // Regenerate the committed goldens with:
 //   ninja -C build posenc_make_golden &&
@@ -28,7 +37,13 @@ namespace {
 constexpr mpfr_prec_t kPrecision = 256;
 
 enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16 };
-enum class Layout { kInterleaved, kConcatSinCos, kConcatCosSin };
+enum class Layout {
+  kInterleaved,
+  kConcatSinCos,
+  kConcatCosSin,
+  kRotateHalf,        // cos at i and d/2+i, sin at d+i and 3d/2+i (HF)
+  kInterleavedPairs,  // cos at 2i and 2i+1, sin at d+2i and d+2i+1 (GPT-J)
+};
 enum class Frequency { kPaper, kT2T };
 
 struct Spec {
@@ -138,8 +153,276 @@ void AppendValue(const mpfr_t x, DType dtype, std::string* out) {
   }
 }
 
-// Row `pos` of `spec`, serialised.
-std::string Row(const Spec& spec, uint32_t pos) {
+// RoPE scaling (proto RopeScaling): 0 means unset, as in the proto.
+enum class RopeType { kDefault, kLinear, kDynamic, kYarn, kLlama3, kLongRope };
+
+struct Rope {
+  RopeType type = RopeType::kDefault;
+  double factor = 0;
+  uint32_t original_max_position_embeddings = 0;  // M
+  uint32_t seq_len = 0;
+  double beta_fast = 0;
+  double beta_slow = 0;
+  double mscale = 0;
+  double mscale_all_dim = 0;
+  int truncate = -1;  // -1 unset (true), 0 false, 1 true
+  double attention_factor = 0;
+  double low_freq_factor = 0;
+  double high_freq_factor = 0;
+  std::vector<double> short_factor;
+  std::vector<double> long_factor;
+};
+
+const char* RopeTypeKeyName(RopeType type) {
+  switch (type) {
+    case RopeType::kDefault:
+      return "default";
+    case RopeType::kLinear:
+      return "linear";
+    case RopeType::kDynamic:
+      return "dynamic";
+    case RopeType::kYarn:
+      return "yarn";
+    case RopeType::kLlama3:
+      return "llama3";
+    case RopeType::kLongRope:
+      return "longrope";
+  }
+  return "?";
+}
+
+constexpr mpfr_prec_t kRopePrecision = 384;
+
+// g(m) = 0.1 m ln(factor) + 1, or 1 when factor <= 1.
+void YarnMscale(double factor, double m, mpfr_ptr out) {
+  if (factor <= 1) {
+    mpfr_set_ui(out, 1, MPFR_RNDN);
+    return;
+  }
+  mpfr_set_d(out, factor, MPFR_RNDN);
+  mpfr_log(out, out, MPFR_RNDN);
+  mpfr_mul_d(out, out, m, MPFR_RNDN);
+  mpfr_div_ui(out, out, 10, MPFR_RNDN);
+  mpfr_add_ui(out, out, 1, MPFR_RNDN);
+}
+
+// The attention factor a of `rope` (proto: yarn and longrope defaults).
+// Returns whether `a` is exact (a set attention_factor, or 1).
+bool RopeAttention(const Rope& rope, mpfr_ptr a) {
+  const mpfr_prec_t prec = mpfr_get_prec(a);
+  if (rope.attention_factor != 0) {
+    mpfr_set_d(a, rope.attention_factor, MPFR_RNDN);
+  } else if (rope.type == RopeType::kYarn) {
+    if (rope.mscale != 0 && rope.mscale_all_dim != 0) {
+      mpfr_t g;
+      mpfr_init2(g, prec);
+      YarnMscale(rope.factor, rope.mscale, a);
+      YarnMscale(rope.factor, rope.mscale_all_dim, g);
+      mpfr_div(a, a, g, MPFR_RNDN);
+      mpfr_clear(g);
+    } else {
+      YarnMscale(rope.factor, 1, a);
+    }
+  } else if (rope.type == RopeType::kLongRope && rope.factor > 1) {
+    // sqrt(1 + ln(factor) / ln(M)).
+    mpfr_t lm;
+    mpfr_init2(lm, prec);
+    mpfr_set_d(a, rope.factor, MPFR_RNDN);
+    mpfr_log(a, a, MPFR_RNDN);
+    mpfr_set_ui(lm, rope.original_max_position_embeddings, MPFR_RNDN);
+    mpfr_log(lm, lm, MPFR_RNDN);
+    mpfr_div(a, a, lm, MPFR_RNDN);
+    mpfr_add_ui(a, a, 1, MPFR_RNDN);
+    mpfr_sqrt(a, a, MPFR_RNDN);
+    mpfr_clear(lm);
+  } else {
+    mpfr_set_ui(a, 1, MPFR_RNDN);
+  }
+  return rope.attention_factor != 0 || mpfr_cmp_ui(a, 1) == 0;
+}
+
+// The scaled frequencies f'_0 .. f'_{d/2-1} of `rope` for rotary dimension
+// d, each to `prec` bits (with ~40 bits lost at worst to the operations).
+std::vector<mpfr_ptr> RopeFrequencies(const Rope& rope, uint32_t d, double base,
+                                      mpfr_prec_t prec) {
+  const uint32_t half = d / 2;
+  const uint32_t m = rope.original_max_position_embeddings;
+  mpfr_t b, e, t, u, low, high;
+  for (mpfr_ptr v : {b, e, t, u, low, high}) mpfr_init2(v, prec);
+  mpfr_set_d(b, base, MPFR_RNDN);
+  if (rope.type == RopeType::kDynamic) {
+    // base' = base * (factor * L / M - (factor - 1))^(d / (d - 2)),
+    // L = max(seq_len, M), seq_len 0 meaning M.
+    const uint32_t l = std::max(rope.seq_len, m);
+    mpfr_set_ui(t, l, MPFR_RNDN);
+    mpfr_mul_d(t, t, rope.factor, MPFR_RNDN);
+    mpfr_div_ui(t, t, m, MPFR_RNDN);
+    mpfr_set_d(u, rope.factor, MPFR_RNDN);
+    mpfr_sub_ui(u, u, 1, MPFR_RNDN);
+    mpfr_sub(t, t, u, MPFR_RNDN);
+    mpfr_set_ui(e, d, MPFR_RNDN);
+    mpfr_div_ui(e, e, d - 2, MPFR_RNDN);
+    mpfr_pow(t, t, e, MPFR_RNDN);
+    mpfr_mul(b, b, t, MPFR_RNDN);
+  }
+  if (rope.type == RopeType::kYarn) {
+    // c(beta) = d * ln(M / (2 pi beta)) / (2 ln base).
+    const double betas[2] = {rope.beta_fast != 0 ? rope.beta_fast : 32,
+                             rope.beta_slow != 0 ? rope.beta_slow : 1};
+    mpfr_ptr ends[2] = {low, high};
+    for (int k = 0; k < 2; ++k) {
+      mpfr_const_pi(t, MPFR_RNDN);
+      mpfr_mul_ui(t, t, 2, MPFR_RNDN);
+      mpfr_mul_d(t, t, betas[k], MPFR_RNDN);
+      mpfr_set_ui(u, m, MPFR_RNDN);
+      mpfr_div(t, u, t, MPFR_RNDN);
+      mpfr_log(t, t, MPFR_RNDN);
+      mpfr_mul_ui(t, t, d, MPFR_RNDN);
+      mpfr_set_d(u, base, MPFR_RNDN);
+      mpfr_log(u, u, MPFR_RNDN);
+      mpfr_mul_ui(u, u, 2, MPFR_RNDN);
+      mpfr_div(ends[k], t, u, MPFR_RNDN);
+    }
+    if (rope.truncate != 0) {  // unset means true
+      mpfr_floor(low, low);
+      mpfr_ceil(high, high);
+    }
+    if (mpfr_sgn(low) < 0) mpfr_set_ui(low, 0, MPFR_RNDN);
+    if (mpfr_cmp_ui(high, d - 1) > 0) mpfr_set_ui(high, d - 1, MPFR_RNDN);
+    if (mpfr_equal_p(low, high)) {
+      mpfr_set_ui(t, 1, MPFR_RNDN);
+      mpfr_div_ui(t, t, 1000, MPFR_RNDN);
+      mpfr_add(high, high, t, MPFR_RNDN);
+    }
+  }
+  std::vector<mpfr_ptr> freqs;
+  for (uint32_t i = 0; i < half; ++i) {
+    mpfr_ptr f = new __mpfr_struct;
+    mpfr_init2(f, prec);
+    mpfr_set_si(e, -2 * static_cast<long>(i), MPFR_RNDN);
+    mpfr_div_ui(e, e, d, MPFR_RNDN);
+    mpfr_pow(f, b, e, MPFR_RNDN);  // f_i = b^(-2i/d)
+    switch (rope.type) {
+      case RopeType::kDefault:
+      case RopeType::kDynamic:
+        break;
+      case RopeType::kLinear:
+        mpfr_div_d(f, f, rope.factor, MPFR_RNDN);
+        break;
+      case RopeType::kYarn:
+        // r = clamp((i - low) / (high - low), 0, 1);
+        // f' = f (1 - r) + (f / factor) r = f (1 - r (1 - 1/factor)).
+        mpfr_ui_sub(t, i, low, MPFR_RNDN);
+        mpfr_sub(u, high, low, MPFR_RNDN);
+        mpfr_div(t, t, u, MPFR_RNDN);
+        if (mpfr_sgn(t) < 0) mpfr_set_ui(t, 0, MPFR_RNDN);
+        if (mpfr_cmp_ui(t, 1) > 0) mpfr_set_ui(t, 1, MPFR_RNDN);
+        mpfr_set_ui(u, 1, MPFR_RNDN);
+        mpfr_div_d(u, u, rope.factor, MPFR_RNDN);
+        mpfr_ui_sub(u, 1, u, MPFR_RNDN);
+        mpfr_mul(t, t, u, MPFR_RNDN);
+        mpfr_ui_sub(t, 1, t, MPFR_RNDN);
+        mpfr_mul(f, f, t, MPFR_RNDN);
+        break;
+      case RopeType::kLlama3: {
+        // w = 2 pi / f against M / high_freq_factor and M / low_freq_factor.
+        mpfr_const_pi(t, MPFR_RNDN);
+        mpfr_mul_ui(t, t, 2, MPFR_RNDN);
+        mpfr_div(t, t, f, MPFR_RNDN);  // w
+        mpfr_set_ui(u, m, MPFR_RNDN);
+        mpfr_div_d(u, u, rope.high_freq_factor, MPFR_RNDN);
+        if (mpfr_less_p(t, u)) break;
+        mpfr_set_ui(u, m, MPFR_RNDN);
+        mpfr_div_d(u, u, rope.low_freq_factor, MPFR_RNDN);
+        if (mpfr_greater_p(t, u)) {
+          mpfr_div_d(f, f, rope.factor, MPFR_RNDN);
+          break;
+        }
+        // s = (M / w - low) / (high - low); f' = f ((1 - s) / factor + s).
+        mpfr_ui_div(t, m, t, MPFR_RNDN);
+        mpfr_sub_d(t, t, rope.low_freq_factor, MPFR_RNDN);
+        mpfr_set_d(u, rope.high_freq_factor, MPFR_RNDN);
+        mpfr_sub_d(u, u, rope.low_freq_factor, MPFR_RNDN);
+        mpfr_div(t, t, u, MPFR_RNDN);  // s
+        mpfr_ui_sub(u, 1, t, MPFR_RNDN);
+        mpfr_div_d(u, u, rope.factor, MPFR_RNDN);
+        mpfr_add(t, t, u, MPFR_RNDN);
+        mpfr_mul(f, f, t, MPFR_RNDN);
+        break;
+      }
+      case RopeType::kLongRope: {
+        const std::vector<double>& list =
+            rope.seq_len > m ? rope.long_factor : rope.short_factor;
+        mpfr_div_d(f, f, list[i], MPFR_RNDN);
+        break;
+      }
+    }
+    freqs.push_back(f);
+  }
+  for (mpfr_ptr v : {b, e, t, u, low, high}) mpfr_clear(v);
+  return freqs;
+}
+
+// a * cos(pos * f'_i) and a * sin(pos * f'_i) of every pair, rounded to
+// `dtype` and serialised, decided at a precision that proves each rounding.
+void RopeValues(const Rope& rope, const Spec& spec, uint32_t pos,
+                std::vector<std::string>* sin_bytes,
+                std::vector<std::string>* cos_bytes) {
+  const uint32_t half = spec.d / 2;
+  const int target = FormatOf(spec.dtype).precision;
+  for (mpfr_prec_t prec = kRopePrecision;; prec *= 2) {
+    if (prec > 8192) {
+      std::fprintf(stderr, "make_golden: cannot round a RoPE value\n");
+      std::exit(1);
+    }
+    std::vector<mpfr_ptr> freqs =
+        RopeFrequencies(rope, spec.d, spec.base, prec);
+    mpfr_t a, angle, s, c;
+    for (mpfr_ptr v : {a, angle, s, c}) mpfr_init2(v, prec);
+    const bool a_exact = RopeAttention(rope, a);
+    bool ok = true;
+    for (uint32_t i = 0; i < half && ok; ++i) {
+      if (pos == 0) {  // sin 0 = +0, cos 0 = 1: the values are +0 and a
+        mpfr_set_zero(s, 1);
+        mpfr_set(c, a, MPFR_RNDN);
+        if (a_exact) {
+          (*sin_bytes)[i].clear();
+          (*cos_bytes)[i].clear();
+          AppendValue(s, spec.dtype, &(*sin_bytes)[i]);
+          AppendValue(c, spec.dtype, &(*cos_bytes)[i]);
+          continue;
+        }
+      }
+      mpfr_mul_ui(angle, freqs[i], pos, MPFR_RNDN);
+      mpfr_sin_cos(s, c, angle, MPFR_RNDN);
+      mpfr_mul(s, s, a, MPFR_RNDN);
+      mpfr_mul(c, c, a, MPFR_RNDN);
+      // f' and a are within 2^(10 - prec) relative and pos < 2^6, so the
+      // values are within 2^(20 - prec) absolutely; allow 2^(144 - prec).
+      for (mpfr_ptr v : {s, c}) {
+        if (mpfr_zero_p(v)) continue;  // sin(+0) = +0 exactly
+        const mpfr_exp_t below = std::max<mpfr_exp_t>(0, -mpfr_get_exp(v));
+        ok = ok && mpfr_can_round(v, prec - 144 - below, MPFR_RNDN, MPFR_RNDZ,
+                                  target + 1) != 0;
+      }
+      if (ok) {
+        (*sin_bytes)[i].clear();
+        (*cos_bytes)[i].clear();
+        AppendValue(s, spec.dtype, &(*sin_bytes)[i]);
+        AppendValue(c, spec.dtype, &(*cos_bytes)[i]);
+      }
+    }
+    for (mpfr_ptr v : {a, angle, s, c}) mpfr_clear(v);
+    for (mpfr_ptr f : freqs) {
+      mpfr_clear(f);
+      delete f;
+    }
+    if (ok) return;
+  }
+}
+
+// Row `pos` of `spec` (with RoPE scaling `rope`, or none), serialised.
+std::string Row(const Spec& spec, uint32_t pos, const Rope* rope = nullptr) {
   const uint32_t half = spec.d / 2;
   std::vector<std::string> sin_bytes(half), cos_bytes(half);
   mpfr_t base, exponent, freq, angle, s, c;
@@ -147,7 +430,7 @@ std::string Row(const Spec& spec, uint32_t pos) {
     mpfr_init2(v, kPrecision);
   }
   mpfr_set_d(base, spec.base, MPFR_RNDN);  // exact
-  for (uint32_t i = 0; i < half; ++i) {
+  for (uint32_t i = 0; i < half && rope == nullptr; ++i) {
     // PAPER: f_i = base^(-2i/d); T2T: f_i = base^(-i/(d/2-1)).
     if (spec.frequency == Frequency::kPaper) {
       mpfr_set_si(exponent, -2 * static_cast<long>(i), MPFR_RNDN);
@@ -163,6 +446,7 @@ std::string Row(const Spec& spec, uint32_t pos) {
     AppendValue(c, spec.dtype, &cos_bytes[i]);
   }
   for (mpfr_ptr v : {base, exponent, freq, angle, s, c}) mpfr_clear(v);
+  if (rope != nullptr) RopeValues(*rope, spec, pos, &sin_bytes, &cos_bytes);
 
   std::string row;
   switch (spec.layout) {
@@ -177,19 +461,36 @@ std::string Row(const Spec& spec, uint32_t pos) {
       for (const auto& b : cos_bytes) row += b;
       for (const auto& b : sin_bytes) row += b;
       break;
+    case Layout::kRotateHalf:  // [cos | cos | sin | sin], d/2 each
+      for (int k = 0; k < 2; ++k) {
+        for (const auto& b : cos_bytes) row += b;
+      }
+      for (int k = 0; k < 2; ++k) {
+        for (const auto& b : sin_bytes) row += b;
+      }
+      break;
+    case Layout::kInterleavedPairs:  // cos0 cos0 cos1 cos1 ... sin0 sin0 ...
+      for (const auto& b : cos_bytes) row += b + b;
+      for (const auto& b : sin_bytes) row += b + b;
+      break;
   }
   return row;
 }
 
 using ::posenc::testing::Sha256Hex;
 
-// One transcript line: "<rpc> <name> <dtype> <rows>x<d> sha256=<hex>".
+// One transcript line: "<rpc> <name> <dtype> <rows>x<width> sha256=<hex>"
+// (width: d, or 2d for the RoPE layouts).
 void PrintRows(const char* rpc, const char* name, const Spec& spec,
-               const std::vector<uint32_t>& positions) {
+               const std::vector<uint32_t>& positions,
+               const Rope* rope = nullptr) {
   std::string bytes;
-  for (uint32_t pos : positions) bytes += Row(spec, pos);
+  for (uint32_t pos : positions) bytes += Row(spec, pos, rope);
+  const bool doubled = spec.layout == Layout::kRotateHalf ||
+                       spec.layout == Layout::kInterleavedPairs;
   std::printf("%s %s %s %zux%u sha256=%s\n", rpc, name, DTypeName(spec.dtype),
-              positions.size(), spec.d, Sha256Hex(bytes).c_str());
+              positions.size(), doubled ? 2 * spec.d : spec.d,
+              Sha256Hex(bytes).c_str());
 }
 
 std::vector<uint32_t> Range(uint32_t start, uint32_t end) {
@@ -232,18 +533,73 @@ struct KeyCase {
   const char* dtype;
   const char* layout;
   const char* frequency;  // "": unset
+  const Rope* rope = nullptr;
+  double partial_rotary_factor = 0;
 };
 
-// "Key <name> d=..;base=..;dtype=..;layout=..;freq=.." (SCRIPT.md).
+// 16 lowercase hex digits of FNV-1a 64 over the values' little-endian
+// float64 bytes.
+std::string ListKey(const std::vector<double>& values) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (double v : values) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    for (int k = 0; k < 8; ++k) {
+      h ^= (bits >> (8 * k)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(h));
+  return text;
+}
+
+// ";rope=<type>" and each set field in field-number order (posenc.proto).
+std::string RopeKey(const Rope& r) {
+  std::string key = std::string(";rope=") + RopeTypeKeyName(r.type);
+  auto real = [&key](const char* name, double v) {
+    if (v != 0) key += std::string(";") + name + "=" + KeyBase(v);
+  };
+  auto integer = [&key](const char* name, uint32_t v) {
+    if (v != 0) key += std::string(";") + name + "=" + std::to_string(v);
+  };
+  auto list = [&key](const char* name, const std::vector<double>& v) {
+    if (!v.empty()) key += std::string(";") + name + "=" + ListKey(v);
+  };
+  real("factor", r.factor);
+  integer("original_max_position_embeddings",
+          r.original_max_position_embeddings);
+  integer("seq_len", r.seq_len);
+  real("beta_fast", r.beta_fast);
+  real("beta_slow", r.beta_slow);
+  real("mscale", r.mscale);
+  real("mscale_all_dim", r.mscale_all_dim);
+  if (r.truncate >= 0) key += r.truncate ? ";truncate=true" : ";truncate=false";
+  real("attention_factor", r.attention_factor);
+  real("low_freq_factor", r.low_freq_factor);
+  real("high_freq_factor", r.high_freq_factor);
+  list("short_factor", r.short_factor);
+  list("long_factor", r.long_factor);
+  return key;
+}
+
+// "Key <name> d=..;base=..;dtype=..;layout=..;freq=..[;prf=..][;rope=..]"
+// (SCRIPT.md).
 void PrintKey(const KeyCase& c) {
   auto or_default = [](const char* value, const char* fallback) {
     return *value != '\0' ? value : fallback;
   };
-  std::printf("Key %s d=%u;base=%s;dtype=%s;layout=%s;freq=%s\n", c.name, c.d,
+  std::string suffix;
+  if (c.partial_rotary_factor != 0) {
+    suffix += ";prf=" + KeyBase(c.partial_rotary_factor);
+  }
+  if (c.rope != nullptr) suffix += RopeKey(*c.rope);
+  std::printf("Key %s d=%u;base=%s;dtype=%s;layout=%s;freq=%s%s\n", c.name, c.d,
               KeyBase(c.base != 0 ? c.base : 10000).c_str(),
               or_default(c.dtype, "float32"),
               or_default(c.layout, "interleaved"),
-              or_default(c.frequency, "paper"));
+              or_default(c.frequency, "paper"), suffix.c_str());
 }
 
 }  // namespace
@@ -289,6 +645,75 @@ int main() {
   std::printf("GetRows past_max_len OUT_OF_RANGE\n");
   std::printf("GetTable over_max_message RESOURCE_EXHAUSTED\n");
   std::printf("GetStats max_message_bytes 1048576\n");
+
+  // RoPE (SCRIPT.md, the rope_ lines).
+  Rope llama3;  // Llama 3.1
+  llama3.type = RopeType::kLlama3;
+  llama3.factor = 8;
+  llama3.original_max_position_embeddings = 8192;
+  llama3.low_freq_factor = 1;
+  llama3.high_freq_factor = 4;
+  const Spec llama3_spec = {128,
+                            500000,
+                            32,
+                            DType::kBFloat16,
+                            Layout::kRotateHalf,
+                            Frequency::kPaper};
+  PrintRows("GetTable", "rope_llama3_bf16", llama3_spec,
+            Range(0, llama3_spec.max_len), &llama3);
+
+  Rope yarn;  // gpt-oss-like
+  yarn.type = RopeType::kYarn;
+  yarn.factor = 32;
+  yarn.original_max_position_embeddings = 4096;
+  yarn.beta_fast = 32;
+  yarn.beta_slow = 1;
+  yarn.truncate = 0;
+  const Spec yarn_spec = {64,
+                          150000,
+                          16,
+                          DType::kFloat32,
+                          Layout::kInterleavedPairs,
+                          Frequency::kPaper};
+  PrintRows("GetTable", "rope_yarn_pairs_f32", yarn_spec,
+            Range(0, yarn_spec.max_len), &yarn);
+
+  Rope longrope;  // Phi-3-like, long list (seq_len > M)
+  longrope.type = RopeType::kLongRope;
+  longrope.factor = 32;
+  longrope.original_max_position_embeddings = 4096;
+  longrope.seq_len = 8192;
+  longrope.short_factor = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5};
+  longrope.long_factor = {1, 1.5, 2.5, 4, 7, 12, 20, 32.5};
+  const Spec longrope_spec = {
+      16, 10000, 16, DType::kFloat64, Layout::kConcatCosSin, Frequency::kPaper};
+  PrintRows("GetTable", "rope_longrope_f64", longrope_spec,
+            Range(0, longrope_spec.max_len), &longrope);
+
+  Rope dynamic;
+  dynamic.type = RopeType::kDynamic;
+  dynamic.factor = 2;
+  dynamic.original_max_position_embeddings = 16;
+  dynamic.seq_len = 40;
+  const Spec dynamic_spec = {
+      32, 10000, 40, DType::kFloat16, Layout::kRotateHalf, Frequency::kPaper};
+  PrintRows("StreamBatches", "rope_dynamic_f16_by5", dynamic_spec,
+            Range(0, dynamic_spec.max_len), &dynamic);
+
+  Rope bad_list = longrope;  // 7 short factors for d/2 = 8
+  bad_list.short_factor.pop_back();
+  std::printf("GetTable rope_bad_list INVALID_ARGUMENT\n");
+
+  // Partial rotary: d=64, prf 0.5 (rotary dimension 32), DeepSeek-style
+  // YaRN. Key only.
+  Rope yarn_prf;
+  yarn_prf.type = RopeType::kYarn;
+  yarn_prf.factor = 40;
+  yarn_prf.original_max_position_embeddings = 4096;
+  yarn_prf.beta_fast = 32;
+  yarn_prf.beta_slow = 1;
+  yarn_prf.mscale = 1;
+  yarn_prf.mscale_all_dim = 0.707;
   const KeyCase keys[] = {
       {"d4_f32", 4, 0, "", "", ""},
       {"d512_f64_concat", 512, 500.5, "float64", "concat_sin_cos", ""},
@@ -304,6 +729,13 @@ int main() {
       {"base_1.7976931348623157e308", 8, 1.7976931348623157e308, "", "", ""},
       {"base_0.30000000000000004", 8, 0.30000000000000004, "", "", ""},
       {"base_1e16", 8, 1e16, "", "", ""},
+      {"rope_llama3_bf16", 128, 500000, "bfloat16", "rotate_half", "", &llama3},
+      {"rope_yarn_pairs_f32", 64, 150000, "float32", "interleaved_pairs", "",
+       &yarn},
+      {"rope_longrope_f64", 16, 0, "float64", "concat_cos_sin", "", &longrope},
+      {"rope_dynamic_f16", 32, 0, "float16", "rotate_half", "", &dynamic},
+      {"rope_bad_list", 16, 0, "float64", "concat_cos_sin", "", &bad_list},
+      {"rope_yarn_prf", 64, 0, "bfloat16", "rotate_half", "", &yarn_prf, 0.5},
   };
   for (const KeyCase& key : keys) PrintKey(key);
   // The worked example, from the reference float32 row, as clients print it.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "client/tensor.h"
 #include "common/proto_conversion.h"
 #include "common/routing_key.h"
+#include "core/rope.h"
 #include "core/table_spec.h"
 #include "tests/common/sha256_hex.h"
 
@@ -24,6 +26,8 @@ namespace {
 using posenc::DType;
 using posenc::Frequency;
 using posenc::Layout;
+using posenc::RopeScaling;
+using posenc::RopeType;
 using posenc::TableSpec;
 using posenc::Tensor;
 
@@ -38,6 +42,89 @@ TableSpec Spec(uint32_t d, uint32_t max_len, double base = 10000,
   spec.dtype = dtype;
   spec.layout = layout;
   spec.frequency = frequency;
+  return spec;
+}
+
+// `spec` with RoPE scaling `rope`.
+TableSpec WithRope(TableSpec spec, const RopeScaling& rope) {
+  spec.rope = std::make_shared<const RopeScaling>(rope);
+  return spec;
+}
+
+// The RoPE specs of SCRIPT.md (max_len as in the calls).
+TableSpec RopeLlama3Bf16() {  // Llama 3.1
+  RopeScaling r;
+  r.type = RopeType::kLlama3;
+  r.factor = 8;
+  r.original_max_position_embeddings = 8192;
+  r.low_freq_factor = 1;
+  r.high_freq_factor = 4;
+  return WithRope(Spec(128, 32, 500000, DType::kBFloat16, Layout::kRotateHalf),
+                  r);
+}
+
+TableSpec RopeYarnPairsF32() {  // gpt-oss-like
+  RopeScaling r;
+  r.type = RopeType::kYarn;
+  r.factor = 32;
+  r.original_max_position_embeddings = 4096;
+  r.beta_fast = 32;
+  r.beta_slow = 1;
+  r.truncate = false;
+  return WithRope(
+      Spec(64, 16, 150000, DType::kFloat32, Layout::kInterleavedPairs), r);
+}
+
+RopeScaling LongRope() {  // Phi-3-like, long list (seq_len > M)
+  RopeScaling r;
+  r.type = RopeType::kLongRope;
+  r.factor = 32;
+  r.original_max_position_embeddings = 4096;
+  r.seq_len = 8192;
+  r.short_factor = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5};
+  r.long_factor = {1, 1.5, 2.5, 4, 7, 12, 20, 32.5};
+  return r;
+}
+
+TableSpec RopeLongropeF64() {
+  return WithRope(Spec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
+                  LongRope());
+}
+
+TableSpec RopeBadList() {  // 7 short factors for d/2 = 8
+  RopeScaling r = LongRope();
+  r.short_factor.pop_back();
+  return WithRope(Spec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
+                  r);
+}
+
+TableSpec RopeDynamicF16() {
+  RopeScaling r;
+  r.type = RopeType::kDynamic;
+  r.factor = 2;
+  r.original_max_position_embeddings = 16;
+  r.seq_len = 40;
+  return WithRope(Spec(32, 40, 10000, DType::kFloat16, Layout::kRotateHalf), r);
+}
+
+// d=64, partial_rotary_factor 0.5, DeepSeek-style YaRN. The core spec has
+// no partial_rotary_factor (its d is the rotary dimension), so this one is
+// a hand-made proto.
+posenc::v1::TableSpec RopeYarnPrfProto() {
+  posenc::v1::TableSpec spec;
+  spec.set_d(64);
+  spec.set_max_len(1);
+  spec.set_dtype(posenc::v1::DTYPE_BFLOAT16);
+  spec.set_layout(posenc::v1::LAYOUT_ROTATE_HALF);
+  spec.set_partial_rotary_factor(0.5);
+  posenc::v1::RopeScaling* r = spec.mutable_rope();
+  r->set_type(posenc::v1::ROPE_TYPE_YARN);
+  r->set_factor(40);
+  r->set_original_max_position_embeddings(4096);
+  r->set_beta_fast(32);
+  r->set_beta_slow(1);
+  r->set_mscale(1);
+  r->set_mscale_all_dim(0.707);
   return spec;
 }
 
@@ -143,6 +230,20 @@ int main(int argc, char** argv) {
                 absl::StatusCodeToString(stats.status().code()).c_str());
   }
 
+  // RoPE.
+  PrintTensor("GetTable", "rope_llama3_bf16",
+              client.GetTable(RopeLlama3Bf16()));
+  PrintTensor("GetTable", "rope_yarn_pairs_f32",
+              client.GetTable(RopeYarnPairsF32()));
+  PrintTensor("GetTable", "rope_longrope_f64",
+              client.GetTable(RopeLongropeF64()));
+  Collected rope_batches;
+  status =
+      client.StreamBatches(RopeDynamicF16(), 0, 40, 5, rope_batches.Callback());
+  PrintPayload("StreamBatches", "rope_dynamic_f16_by5", status,
+               rope_batches.dtype, rope_batches.rows, 64, rope_batches.bytes);
+  PrintTensor("GetTable", "rope_bad_list", client.GetTable(RopeBadList()));
+
   // The routing keys of the specs above and of tricky bases.
   PrintKey("d4_f32", Spec(4, 1, 10000, DType::kFloat32, Layout::kInterleaved,
                           Frequency::kPaper));
@@ -175,6 +276,13 @@ int main(int argc, char** argv) {
                 Layout::kInterleaved, Frequency::kPaper));
   PrintKey("base_1e16", Spec(8, 1, 1e16, DType::kFloat32, Layout::kInterleaved,
                              Frequency::kPaper));
+  PrintKey("rope_llama3_bf16", RopeLlama3Bf16());
+  PrintKey("rope_yarn_pairs_f32", RopeYarnPairsF32());
+  PrintKey("rope_longrope_f64", RopeLongropeF64());
+  PrintKey("rope_dynamic_f16", RopeDynamicF16());
+  PrintKey("rope_bad_list", RopeBadList());
+  std::printf("Key rope_yarn_prf %s\n",
+              posenc::RoutingKey(RopeYarnPrfProto()).c_str());
 
   const std::vector<uint32_t> two = {2};
   absl::StatusOr<Tensor> example = client.GetRows(Spec(4, 16), two);

@@ -75,6 +75,53 @@ async function main() {
     const stats = await client.stats();
     console.log(`GetStats max_message_bytes ${stats.server.maxMessageBytes}`);
 
+    // RoPE.
+    const llama3 = {
+      d: 128, base: 500000, maxLen: 32, dtype: 'bfloat16',
+      layout: 'rotate_half',
+      rope: { type: 'llama3', factor: 8, originalMaxPositionEmbeddings: 8192,
+              lowFreqFactor: 1, highFreqFactor: 4 } };
+    const yarn = {
+      d: 64, base: 150000, maxLen: 16, dtype: 'float32',
+      layout: 'interleaved_pairs',
+      rope: { type: 'yarn', factor: 32, originalMaxPositionEmbeddings: 4096,
+              betaFast: 32, betaSlow: 1, truncate: false } };
+    const shortFactor = [1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5];
+    const longFactor = [1, 1.5, 2.5, 4, 7, 12, 20, 32.5];
+    const longrope = {
+      d: 16, maxLen: 16, dtype: 'float64', layout: 'concat_cos_sin',
+      rope: { type: 'longrope', factor: 32,
+              originalMaxPositionEmbeddings: 4096, seqLen: 8192,
+              shortFactor, longFactor } };
+    const dynamic = {
+      d: 32, maxLen: 40, dtype: 'float16', layout: 'rotate_half',
+      rope: { type: 'dynamic', factor: 2, originalMaxPositionEmbeddings: 16,
+              seqLen: 40 } };
+    const badList = {
+      d: 16, maxLen: 16, dtype: 'float64', layout: 'concat_cos_sin',
+      rope: { type: 'longrope', factor: 32,
+              originalMaxPositionEmbeddings: 4096, seqLen: 8192,
+              shortFactor: shortFactor.slice(0, 7), longFactor } };
+    const yarnPrf = {
+      d: 64, maxLen: 1, dtype: 'bfloat16', layout: 'rotate_half',
+      partialRotaryFactor: 0.5,
+      rope: { type: 'yarn', factor: 40, originalMaxPositionEmbeddings: 4096,
+              betaFast: 32, betaSlow: 1, mscale: 1, mscaleAllDim: 0.707 } };
+    await tensorLine('GetTable', 'rope_llama3_bf16', client.table(llama3));
+    await tensorLine('GetTable', 'rope_yarn_pairs_f32', client.table(yarn));
+    await tensorLine('GetTable', 'rope_longrope_f64', client.table(longrope));
+    const ropeBatches = [];
+    count = 0;
+    for await (const { batch } of client.batches(
+        dynamic, { start: 0, end: 40, rowsPerBatch: 5 })) {
+      ropeBatches.push(batch.bytes);
+      count += batch.shape[0];
+      dtype = batch.dtype;
+    }
+    payloadLine('StreamBatches', 'rope_dynamic_f16_by5', dtype, count, 64,
+                ropeBatches);
+    await tensorLine('GetTable', 'rope_bad_list', client.table(badList));
+
     console.log('Key d4_f32 ' + routingKey({ d: 4, maxLen: 1 }));
     console.log('Key d512_f64_concat ' + routingKey({ d: 512, maxLen: 1, base: 500.5, dtype: 'float64', layout: 'concat_sin_cos' }));
     console.log('Key d1024_f16_t2t ' + routingKey({ d: 1024, maxLen: 1, base: 1e6, dtype: 'float16', frequency: 't2t' }));
@@ -89,6 +136,12 @@ async function main() {
     console.log('Key base_1.7976931348623157e308 ' + routingKey({ d: 8, maxLen: 1, base: 1.7976931348623157e308 }));
     console.log('Key base_0.30000000000000004 ' + routingKey({ d: 8, maxLen: 1, base: 0.30000000000000004 }));
     console.log('Key base_1e16 ' + routingKey({ d: 8, maxLen: 1, base: 1e16 }));
+    console.log('Key rope_llama3_bf16 ' + routingKey(llama3));
+    console.log('Key rope_yarn_pairs_f32 ' + routingKey(yarn));
+    console.log('Key rope_longrope_f64 ' + routingKey(longrope));
+    console.log('Key rope_dynamic_f16 ' + routingKey(dynamic));
+    console.log('Key rope_bad_list ' + routingKey(badList));
+    console.log('Key rope_yarn_prf ' + routingKey(yarnPrf));
     const example = await client.gather({ d: 4, maxLen: 16 }, [2]);
     console.log(['Example', 'd4_pos2',
                  ...Array.from(example.data, (v) => v.toFixed(4))].join(' '));

@@ -65,6 +65,49 @@ def main():
         limit = client.stats().server.max_message_bytes
         print(f"GetStats max_message_bytes {limit}")
 
+        R = posenc.RopeScaling  # RoPE
+        llama3 = T(d=128, base=500000, max_len=32, dtype="bfloat16",
+                   layout="rotate_half",
+                   rope=R(type="llama3", factor=8,
+                          original_max_position_embeddings=8192,
+                          low_freq_factor=1, high_freq_factor=4))
+        yarn = T(d=64, base=150000, max_len=16, dtype="float32",
+                 layout="interleaved_pairs",
+                 rope=R(type="yarn", factor=32,
+                        original_max_position_embeddings=4096,
+                        beta_fast=32, beta_slow=1, truncate=False))
+        short = [1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5]
+        long = [1, 1.5, 2.5, 4, 7, 12, 20, 32.5]
+        longrope = T(d=16, max_len=16, dtype="float64",
+                     layout="concat_cos_sin",
+                     rope=R(type="longrope", factor=32,
+                            original_max_position_embeddings=4096,
+                            seq_len=8192, short_factor=short,
+                            long_factor=long))
+        dynamic = T(d=32, max_len=40, dtype="float16", layout="rotate_half",
+                    rope=R(type="dynamic", factor=2,
+                           original_max_position_embeddings=16, seq_len=40))
+        bad_list = T(d=16, max_len=16, dtype="float64",
+                     layout="concat_cos_sin",
+                     rope=R(type="longrope", factor=32,
+                            original_max_position_embeddings=4096,
+                            seq_len=8192, short_factor=short[:7],
+                            long_factor=long))
+        yarn_prf = T(d=64, max_len=1, dtype="bfloat16", layout="rotate_half",
+                     partial_rotary_factor=0.5,
+                     rope=R(type="yarn", factor=40,
+                            original_max_position_embeddings=4096,
+                            beta_fast=32, beta_slow=1, mscale=1,
+                            mscale_all_dim=0.707))
+        line("GetTable", "rope_llama3_bf16", client.table(llama3))
+        line("GetTable", "rope_yarn_pairs_f32", client.table(yarn))
+        line("GetTable", "rope_longrope_f64", client.table(longrope))
+        line("StreamBatches", "rope_dynamic_f16_by5", np.concatenate(
+            [b for _, b in client.batches(dynamic, start=0, end=40,
+                                          rows_per_batch=5)]))
+        error_line("GetTable", "rope_bad_list",
+                   lambda: client.table(bad_list))
+
         T = posenc.TableSpec  # keys of the specs above and tricky bases
         print("Key d4_f32 " + T(d=4, max_len=1).routing_key())
         print("Key d512_f64_concat " + T(d=512, max_len=1, base=500.5, dtype="float64", layout="concat_sin_cos").routing_key())
@@ -80,6 +123,12 @@ def main():
         print("Key base_1.7976931348623157e308 " + T(d=8, max_len=1, base=1.7976931348623157e308).routing_key())
         print("Key base_0.30000000000000004 " + T(d=8, max_len=1, base=0.30000000000000004).routing_key())
         print("Key base_1e16 " + T(d=8, max_len=1, base=1e16).routing_key())
+        print("Key rope_llama3_bf16 " + llama3.routing_key())
+        print("Key rope_yarn_pairs_f32 " + yarn.routing_key())
+        print("Key rope_longrope_f64 " + longrope.routing_key())
+        print("Key rope_dynamic_f16 " + dynamic.routing_key())
+        print("Key rope_bad_list " + bad_list.routing_key())
+        print("Key rope_yarn_prf " + yarn_prf.routing_key())
         row = client.gather(T(d=4, max_len=16), [2])[0]
         print("Example d4_pos2 " + " ".join(f"{v:.4f}" for v in row))
 

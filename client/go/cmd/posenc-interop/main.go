@@ -63,6 +63,8 @@ func (c *collector) add(_ uint32, t *posenc.Tensor) error {
 
 func u32(v uint32) *uint32 { return &v }
 
+func boolPtr(v bool) *bool { return &v }
+
 func main() {
 	if len(os.Args) != 2 {
 		log.Fatalf("usage: %s HOST:PORT", os.Args[0])
@@ -111,6 +113,48 @@ func main() {
 	}
 	fmt.Printf("GetStats max_message_bytes %d\n", stats.GetServer().GetMaxMessageBytes())
 
+	// RoPE.
+	llama3 := posenc.Spec{D: 128, Base: 500000, MaxLen: 32, DType: pb.DType_DTYPE_BFLOAT16,
+		Layout: pb.Layout_LAYOUT_ROTATE_HALF,
+		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LLAMA3, Factor: 8,
+			OriginalMaxPositionEmbeddings: 8192, LowFreqFactor: 1, HighFreqFactor: 4}}
+	yarn := posenc.Spec{D: 64, Base: 150000, MaxLen: 16, DType: pb.DType_DTYPE_FLOAT32,
+		Layout: pb.Layout_LAYOUT_INTERLEAVED_PAIRS,
+		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_YARN, Factor: 32,
+			OriginalMaxPositionEmbeddings: 4096, BetaFast: 32, BetaSlow: 1, Truncate: boolPtr(false)}}
+	shortFactor := []float64{1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5}
+	longFactor := []float64{1, 1.5, 2.5, 4, 7, 12, 20, 32.5}
+	longrope := posenc.Spec{D: 16, MaxLen: 16, DType: pb.DType_DTYPE_FLOAT64,
+		Layout: pb.Layout_LAYOUT_CONCAT_COS_SIN,
+		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LONGROPE, Factor: 32,
+			OriginalMaxPositionEmbeddings: 4096, SeqLen: 8192,
+			ShortFactor: shortFactor, LongFactor: longFactor}}
+	dynamic := posenc.Spec{D: 32, MaxLen: 40, DType: pb.DType_DTYPE_FLOAT16,
+		Layout: pb.Layout_LAYOUT_ROTATE_HALF,
+		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_DYNAMIC, Factor: 2,
+			OriginalMaxPositionEmbeddings: 16, SeqLen: 40}}
+	badList := posenc.Spec{D: 16, MaxLen: 16, DType: pb.DType_DTYPE_FLOAT64,
+		Layout: pb.Layout_LAYOUT_CONCAT_COS_SIN,
+		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LONGROPE, Factor: 32,
+			OriginalMaxPositionEmbeddings: 4096, SeqLen: 8192,
+			ShortFactor: shortFactor[:7], LongFactor: longFactor}}
+	yarnPrf := posenc.Spec{D: 64, MaxLen: 1, DType: pb.DType_DTYPE_BFLOAT16,
+		Layout: pb.Layout_LAYOUT_ROTATE_HALF, PartialRotaryFactor: 0.5,
+		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_YARN, Factor: 40,
+			OriginalMaxPositionEmbeddings: 4096, BetaFast: 32, BetaSlow: 1,
+			Mscale: 1, MscaleAllDim: 0.707}}
+	t, err = c.Table(ctx, llama3)
+	printTensor("GetTable", "rope_llama3_bf16", t, err)
+	t, err = c.Table(ctx, yarn)
+	printTensor("GetTable", "rope_yarn_pairs_f32", t, err)
+	t, err = c.Table(ctx, longrope)
+	printTensor("GetTable", "rope_longrope_f64", t, err)
+	var ropeBatches collector
+	err = c.Batches(ctx, dynamic, posenc.Range{Start: 0, End: u32(40)}, 5, ropeBatches.add)
+	printPayload("StreamBatches", "rope_dynamic_f16_by5", ropeBatches.dtype, ropeBatches.rows, 64, ropeBatches.data, err)
+	t, err = c.Table(ctx, badList)
+	printTensor("GetTable", "rope_bad_list", t, err)
+
 	// The routing keys of the specs above and of tricky bases.
 	fmt.Println("Key d4_f32 " + posenc.Spec{D: 4, MaxLen: 1}.RoutingKey())
 	fmt.Println("Key d512_f64_concat " + posenc.Spec{D: 512, MaxLen: 1, Base: 500.5, DType: pb.DType_DTYPE_FLOAT64, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS}.RoutingKey())
@@ -126,6 +170,12 @@ func main() {
 	fmt.Println("Key base_1.7976931348623157e308 " + posenc.Spec{D: 8, MaxLen: 1, Base: 1.7976931348623157e308}.RoutingKey())
 	fmt.Println("Key base_0.30000000000000004 " + posenc.Spec{D: 8, MaxLen: 1, Base: 0.30000000000000004}.RoutingKey())
 	fmt.Println("Key base_1e16 " + posenc.Spec{D: 8, MaxLen: 1, Base: 1e16}.RoutingKey())
+	fmt.Println("Key rope_llama3_bf16 " + llama3.RoutingKey())
+	fmt.Println("Key rope_yarn_pairs_f32 " + yarn.RoutingKey())
+	fmt.Println("Key rope_longrope_f64 " + longrope.RoutingKey())
+	fmt.Println("Key rope_dynamic_f16 " + dynamic.RoutingKey())
+	fmt.Println("Key rope_bad_list " + badList.RoutingKey())
+	fmt.Println("Key rope_yarn_prf " + yarnPrf.RoutingKey())
 
 	t, err = c.Gather(ctx, posenc.Spec{D: 4, MaxLen: 16}, []uint32{2})
 	if err != nil {
