@@ -327,7 +327,8 @@ TEST_F(WarmReserveTest, ColdAnswersPastFullCache_ReuseReserveWithinBound) {
     ASSERT_TRUE(client_->GetTable(Table(18000.5 + k)).ok());
     AwaitAnswersFreed();
     const v1::GetStatsResponse now = Stats();
-    EXPECT_EQ(now.compute().warm_reserve_bytes(), 4 * kMiB) << k;
+    // The freed answer, plus what the background refill added.
+    EXPECT_GE(now.compute().warm_reserve_bytes(), 4 * kMiB) << k;
     EXPECT_LE(now.compute().warm_reserve_bytes(), 6 * kMiB) << k;
   }
   const v1::GetStatsResponse after = Stats();

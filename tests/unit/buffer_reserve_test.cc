@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -50,6 +51,42 @@ Residency Resident(const std::byte* p, size_t size) {
 
 size_t Pages(size_t size) {
   return size / static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Polls `pred` for up to 10 s (the refill thread runs at the lowest
+// priority, so a busy machine delays it).
+template <typename Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 1000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
+
+TEST(BufferReserveTest, Refill_FillsToBoundWithResidentPagesAfterEachTake) {
+  BufferReserve reserve(8 * kMiB);
+  reserve.SetRefill(true);
+  ASSERT_TRUE(
+      Eventually([&] { return reserve.GetStats().held_bytes == 8 * kMiB; }));
+  EXPECT_EQ(reserve.GetStats().refilled_bytes, 8 * kMiB);
+  std::byte* p = reserve.Take(6 * kMiB);
+  ASSERT_NE(p, nullptr);
+  // Taken warm: every page already resident, without touching it here.
+  EXPECT_EQ(Resident(p, 6 * kMiB).resident_pages, Pages(6 * kMiB));
+  ASSERT_TRUE(
+      Eventually([&] { return reserve.GetStats().held_bytes == 8 * kMiB; }));
+  const BufferReserve::Stats stats = reserve.GetStats();
+  EXPECT_EQ(stats.refilled_bytes, 14 * kMiB);
+  EXPECT_LE(stats.held_bytes, stats.bound_bytes);
+  munmap(p, 6 * kMiB);
+  // Paused: a take is not replaced.
+  reserve.SetRefill(false);
+  std::byte* q = reserve.Take(4 * kMiB);
+  ASSERT_NE(q, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(reserve.GetStats().refilled_bytes, 14 * kMiB);
+  munmap(q, 4 * kMiB);
 }
 
 TEST(BufferReserveTest, FreedWithinBound_TakenBackWarmAtSameAddress) {
