@@ -163,31 +163,7 @@ void EncodingPlan::ComputeRowScaled(uint32_t pos, std::byte* row) const {
     for (uint32_t i = 0; i < half_; ++i) ComputeColumn(i, pos, row);
     return;
   }
-  constexpr uint32_t kBlock = 256;
-  double s[kBlock], c[kBlock];
-  uint8_t risky[kBlock];
-  uint32_t done = 0;  // columns [0, done) are written
-  for (uint32_t i = 0; i < fast_columns_; i += kBlock) {
-    const uint32_t n = std::min(kBlock, fast_columns_ - i);
-    if (!SinCosColumnsSimd(w0_.data() + i, w1_.data() + i, n, pos, s, c,
-                           risky)) {
-      break;  // no SIMD target with FMA on this CPU
-    }
-    done = i + n;
-    for (uint32_t k = 0; k < n; ++k) {
-      uint64_t sb, cb;
-      if (!risky[k] &&
-          RoundFastValue(s[k] * attn_hi_, spec_.dtype, &sb,
-                         kScaledCheckSlack) &&
-          RoundFastValue(c[k] * attn_hi_, spec_.dtype, &cb,
-                         kScaledCheckSlack)) {
-        StorePair(i + k, sb, cb, row);
-      } else {
-        ComputeColumn(i + k, pos, row);
-      }
-    }
-  }
-  for (uint32_t i = done; i < half_; ++i) ComputeColumn(i, pos, row);
+  ComputeRowFromDoubles(pos, row);  // times the attention factor
 }
 
 void EncodingPlan::ComputeColumn(uint32_t column, uint32_t pos,
@@ -251,7 +227,10 @@ void EncodingPlan::ComputeRowFloat32(uint32_t pos, std::byte* row) const {
 }
 
 void EncodingPlan::ComputeRowFromDoubles(uint32_t pos, std::byte* row) const {
-  // float16 / bfloat16: vector sin/cos in blocks, scalar rounding checks.
+  // float16 / bfloat16, and every narrow dtype with a RoPE attention factor
+  // a: vector sin/cos in blocks, scalar rounding checks of a * value.
+  const double a = scaled_ ? attn_hi_ : 1.0;
+  const double slack = scaled_ ? kScaledCheckSlack : kFastCheckSlack;
   constexpr uint32_t kBlock = 256;
   static_assert(kBlock % kMaxKernelLanes == 0);
   double s[kBlock], c[kBlock];
@@ -266,8 +245,8 @@ void EncodingPlan::ComputeRowFromDoubles(uint32_t pos, std::byte* row) const {
     done = i + n;
     for (uint32_t k = 0; k < n; ++k) {
       uint64_t sb, cb;
-      if (!risky[k] && RoundFastValue(s[k], spec_.dtype, &sb) &&
-          RoundFastValue(c[k], spec_.dtype, &cb)) {
+      if (!risky[k] && RoundFastValue(s[k] * a, spec_.dtype, &sb, slack) &&
+          RoundFastValue(c[k] * a, spec_.dtype, &cb, slack)) {
         StorePair(i + k, sb, cb, row);
       } else {
         ComputeColumn(i + k, pos, row);

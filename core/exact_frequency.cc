@@ -4,21 +4,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/mpfr_value.h"
+
 namespace posenc {
 namespace {
-
-// RAII holder for an mpfr_t.
-class Mpfr {
- public:
-  explicit Mpfr(mpfr_prec_t prec) { mpfr_init2(v_, prec); }
-  ~Mpfr() { mpfr_clear(v_); }
-  Mpfr(const Mpfr&) = delete;
-  Mpfr& operator=(const Mpfr&) = delete;
-  mpfr_ptr get() { return v_; }
-
- private:
-  mpfr_t v_;
-};
 
 // Splits f into w0 + w1 + w2 (each the nearest double to what is left), so
 // |f - (w0 + w1 + w2)| <= 2^-159 |f|. `rest` is scratch of f's precision.
@@ -172,7 +161,7 @@ std::vector<FrequencyWords> ExactFrequencies(const TableSpec& spec) {
     std::vector<__mpfr_struct> f(half);
     for (auto& v : f) mpfr_init2(&v, 192);
     ScaledFrequencies192(*spec.rope, spec.d, spec.base, f.data());
-    Mpfr rest(192);
+    MpfrValue rest(192);
     for (uint32_t i = 0; i < half; ++i) {
       words[i] = mpfr_get_exp(&f[i]) >= -800
                      ? SplitIntoWordsFast(&f[i])
@@ -186,7 +175,7 @@ std::vector<FrequencyWords> ExactFrequencies(const TableSpec& spec) {
   // 192 bits (three limbs) is the least that keeps the words within
   // 2^-158: a one-row call on a new family pays for this loop, d/2 steps.
   constexpr mpfr_prec_t kPrec = 192;
-  Mpfr g(kPrec), f(kPrec), rest(kPrec);
+  MpfrValue g(kPrec), f(kPrec), rest(kPrec);
   FrequencyMpfr(spec, 1, g.get());  // relative error <= 2^12 * 2^-192
   mpfr_set(f.get(), g.get(), MPFR_RNDN);
   for (uint32_t i = 1; i < half; ++i) {

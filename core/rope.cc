@@ -6,23 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/exact_frequency.h"
+#include "core/mpfr_value.h"
 
 namespace posenc {
 namespace {
-
-// RAII holder for an mpfr_t.
-class Mpfr {
- public:
-  explicit Mpfr(mpfr_prec_t prec) { mpfr_init2(v_, prec); }
-  ~Mpfr() { mpfr_clear(v_); }
-  Mpfr(const Mpfr&) = delete;
-  Mpfr& operator=(const Mpfr&) = delete;
-  mpfr_ptr get() { return v_; }
-  operator mpfr_ptr() { return v_; }  // NOLINT: reads like MPFR's own API
-
- private:
-  mpfr_t v_;
-};
 
 // Precision at which a comparison of two reals is given up as a tie. The
 // values compared are transcendental against rational (or the other way
@@ -96,7 +83,7 @@ void TwoPi(mpfr_ptr out) {
 void CorrectionDim(uint32_t d, double base, uint32_t m, double b,
                    mpfr_ptr out) {
   const mpfr_prec_t p = mpfr_get_prec(out);
-  Mpfr t(p), lb(p);
+  MpfrValue t(p), lb(p);
   TwoPi(t);
   mpfr_mul_d(t, t, b, MPFR_RNDN);
   mpfr_ui_div(t, m, t, MPFR_RNDN);
@@ -113,7 +100,7 @@ void CorrectionDim(uint32_t d, double base, uint32_t m, double b,
 // the error; sets *above to the side it lies on.
 bool Separated(mpfr_srcptr x, mpfr_srcptr to, int margin, bool* above) {
   const mpfr_prec_t p = mpfr_get_prec(x);
-  Mpfr diff(p + 8), err(64);
+  MpfrValue diff(p + 8), err(64);
   mpfr_sub(diff, x, to, MPFR_RNDN);
   mpfr_abs(err, x, MPFR_RNDU);
   mpfr_add_ui(err, err, 1, MPFR_RNDU);
@@ -137,7 +124,7 @@ void YarnRampEnds(const RopeScaling& r, uint32_t d, double base, mpfr_ptr low,
     double ends[2];
     for (int k = 0; k < 2; ++k) {
       for (mpfr_prec_t w = 128;; w *= 2) {
-        Mpfr c(w), n(w);
+        MpfrValue c(w), n(w);
         CorrectionDim(d, base, m, k == 0 ? beta_fast : beta_slow, c);
         if (k == 0) {
           mpfr_floor(n, c);
@@ -164,7 +151,7 @@ void YarnRampEnds(const RopeScaling& r, uint32_t d, double base, mpfr_ptr low,
   if (mpfr_equal_p(low, high)) {
     // HF: "if min == max: max += 0.001  # Prevent singularity" (the real
     // 1/1000 here).
-    Mpfr milli(p);
+    MpfrValue milli(p);
     mpfr_set_ui(milli, 1, MPFR_RNDN);
     mpfr_div_ui(milli, milli, 1000, MPFR_RNDN);
     mpfr_add(high, high, milli, MPFR_RNDN);
@@ -210,7 +197,7 @@ class ScaledFrequencyEvaluator {
 
   // f'_i at precision p, then rounded to out's precision.
   void Frequency(uint32_t i, mpfr_ptr out) const {
-    Mpfr f(p_), m(p_);
+    MpfrValue f(p_), m(p_);
     PlainFrequency(d_, base_, i, f);
     Multiplier(i, f, m);
     mpfr_mul(out, f, m, MPFR_RNDN);
@@ -235,7 +222,7 @@ class ScaledFrequencyEvaluator {
         return;
       case RopeType::kYarn: {
         // r = clamp((i - low) / (high - low), 0, 1); m = 1 - r + r / factor.
-        Mpfr r(p_), span(p_);
+        MpfrValue r(p_), span(p_);
         mpfr_ui_sub(r, i, a_, MPFR_RNDN);
         mpfr_sub(span, b_, a_, MPFR_RNDN);
         mpfr_div(r, r, span, MPFR_RNDN);
@@ -249,7 +236,7 @@ class ScaledFrequencyEvaluator {
         // u = M / w_i = M f_i / (2 pi); bands decided on the real u.
         mpfr_prec_t w = p_;
         for (;;) {
-          Mpfr fw(w), u(w), two_pi(w), lo(w), hi(w);
+          MpfrValue fw(w), u(w), two_pi(w), lo(w), hi(w);
           PlainFrequency(d_, base_, i, fw);
           TwoPi(two_pi);
           mpfr_mul_ui(u, fw, r_.original_max_position_embeddings, MPFR_RNDN);
@@ -271,7 +258,7 @@ class ScaledFrequencyEvaluator {
             mpfr_div_d(m, m, r_.factor, MPFR_RNDN);
           } else {
             // s = (u - low) / (high - low), at p (u at p from f).
-            Mpfr s(p_), up(p_), tp(p_);
+            MpfrValue s(p_), up(p_), tp(p_);
             TwoPi(tp);
             mpfr_mul_ui(up, f, r_.original_max_position_embeddings, MPFR_RNDN);
             mpfr_div(up, up, tp, MPFR_RNDN);
@@ -297,7 +284,7 @@ class ScaledFrequencyEvaluator {
 
   // m = (1 - s) / factor + s, for s in [0, 1].
   void BlendByFactor(mpfr_ptr s, mpfr_ptr m) const {
-    Mpfr t(p_);
+    MpfrValue t(p_);
     mpfr_ui_sub(t, 1, s, MPFR_RNDN);
     mpfr_div_d(t, t, r_.factor, MPFR_RNDN);
     mpfr_add(m, t, s, MPFR_RNDN);
@@ -307,7 +294,7 @@ class ScaledFrequencyEvaluator {
   const uint32_t d_;
   const double base_;
   const mpfr_prec_t p_;
-  mutable Mpfr a_, b_;  // scheme constants (see the constructor)
+  mutable MpfrValue a_, b_;  // scheme constants (see the constructor)
 };
 
 // g(m) = 0.1 m ln(factor) + 1 (1 when factor <= 1), at out's precision.
@@ -448,7 +435,7 @@ absl::Status ValidateRope(const RopeScaling& r, uint32_t d) {
   }
   if (uses_attention) {
     // The kernels' rounding assumes |a * cos| <= 2 and no underflow of a.
-    Mpfr a(64);
+    MpfrValue a(64);
     AttentionFactorMpfr(r, a);
     if (mpfr_cmp_d(a, 2) > 0 || mpfr_cmp_d(a, 0x1p-16) < 0) {
       return Invalid(
@@ -480,10 +467,10 @@ void AttentionFactorMpfr(const RopeScaling& r, mpfr_ptr out) {
     return;
   }
   const mpfr_prec_t p = mpfr_get_prec(out) + 16;
-  Mpfr a(p);
+  MpfrValue a(p);
   if (r.type == RopeType::kYarn) {
     if (r.mscale != 0 && r.mscale_all_dim != 0) {
-      Mpfr g(p);
+      MpfrValue g(p);
       YarnMscale(r.factor, r.mscale, a);
       YarnMscale(r.factor, r.mscale_all_dim, g);
       mpfr_div(a, a, g, MPFR_RNDN);
@@ -491,7 +478,7 @@ void AttentionFactorMpfr(const RopeScaling& r, mpfr_ptr out) {
       YarnMscale(r.factor, 1, a);
     }
   } else {  // LongRoPE: sqrt(1 + ln(factor) / ln(M))
-    Mpfr lm(p);
+    MpfrValue lm(p);
     mpfr_set_d(a, r.factor, MPFR_RNDN);
     mpfr_log(a, a, MPFR_RNDN);
     mpfr_set_ui(lm, r.original_max_position_embeddings, MPFR_RNDN);
