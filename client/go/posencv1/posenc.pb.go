@@ -514,9 +514,9 @@ type RopeScaling struct {
 
 	// The scheme. Unset means ROPE_TYPE_DEFAULT.
 	Type RopeType `protobuf:"varint,1,opt,name=type,proto3,enum=posenc.v1.RopeType" json:"type,omitempty"`
-	// Context extension factor (linear, dynamic, yarn, llama3: required,
-	// finite, >= 1; longrope: used only for the default attention factor,
-	// 0 (unset) = 1, else >= 1).
+	// Context extension factor (linear, dynamic, yarn, llama3: required, in
+	// [1, 65536]; longrope: used only for the default attention factor,
+	// 0 (unset) = 1, else in [1, 65536]).
 	Factor float64 `protobuf:"fixed64,2,opt,name=factor,proto3" json:"factor,omitempty"`
 	// M, the context length the model was pretrained with (HF
 	// `original_max_position_embeddings`; for dynamic, HF's
@@ -539,15 +539,15 @@ type RopeScaling struct {
 	// gpt-oss uses false). Unset means true.
 	Truncate *bool `protobuf:"varint,9,opt,name=truncate,proto3,oneof" json:"truncate,omitempty"`
 	// yarn, longrope: the factor cos and sin are multiplied by (HF
-	// `attention_factor`). 0 (unset) means the scheme's default above.
-	// Finite, > 0.
+	// `attention_factor`). 0 (unset) means the scheme's default above. The
+	// factor used, given or derived, must lie in [2^-16, 2].
 	AttentionFactor float64 `protobuf:"fixed64,10,opt,name=attention_factor,json=attentionFactor,proto3" json:"attention_factor,omitempty"`
 	// llama3: HF `low_freq_factor` and `high_freq_factor`. Required, finite,
 	// 0 < low_freq_factor < high_freq_factor.
 	LowFreqFactor  float64 `protobuf:"fixed64,11,opt,name=low_freq_factor,json=lowFreqFactor,proto3" json:"low_freq_factor,omitempty"`
 	HighFreqFactor float64 `protobuf:"fixed64,12,opt,name=high_freq_factor,json=highFreqFactor,proto3" json:"high_freq_factor,omitempty"`
 	// longrope: per-frequency divisors e_i, exactly d/2 each (d the rotary
-	// dimension). Required, finite, >= 1.
+	// dimension). Required, each in [1, 65536].
 	ShortFactor []float64 `protobuf:"fixed64,13,rep,packed,name=short_factor,json=shortFactor,proto3" json:"short_factor,omitempty"`
 	LongFactor  []float64 `protobuf:"fixed64,14,rep,packed,name=long_factor,json=longFactor,proto3" json:"long_factor,omitempty"`
 }
