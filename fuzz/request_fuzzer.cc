@@ -69,10 +69,11 @@ void CheckTensor(const grpc::ByteBuffer& message, const TableSpec& spec,
   Check(tensor->data().size() == size_t{rows} * spec.row_bytes(),
         "data size does not match the shape");
   if (one_row) {
-    Check(tensor->shape_size() == 1 && tensor->shape(0) == spec.d, "row shape");
+    Check(tensor->shape_size() == 1 && tensor->shape(0) == spec.width(),
+          "row shape");
   } else {
     Check(tensor->shape_size() == 2 && tensor->shape(0) == rows &&
-              tensor->shape(1) == spec.d,
+              tensor->shape(1) == spec.width(),
           "tensor shape");
   }
 }
