@@ -15,6 +15,7 @@
 // the target by more than the band, "within noise" inside it, else
 // "missed".
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -278,9 +279,19 @@ BENCHMARK(BM_ExactDtype)
     ->UseRealTime();
 
 // Collects values/s of every repetition per benchmark.
+// Records every repetition (the ratios need the spread) but prints only the
+// aggregates; run without --benchmark_*_aggregates_only, which would hide
+// the repetitions from this reporter too. No colour codes unless stdout is
+// a terminal (the report is pasted into BENCHMARKS.md).
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
+  RatioReporter()
+      : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> aggregates;
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Aggregate) aggregates.push_back(run);
+    }
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
       const auto it = run.counters.find("Mval/s");
@@ -293,7 +304,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
         }
       }
     }
-    ConsoleReporter::ReportRuns(runs);
+    ConsoleReporter::ReportRuns(aggregates.empty() ? runs : aggregates);
   }
 };
 

@@ -60,7 +60,7 @@ section() {
 
 section "Encoding kernel, every dtype (encoding_bench)" \
   "$BUILD/bench/encoding_bench" --benchmark_min_time=0.5 \
-  --benchmark_color=false --benchmark_report_aggregates_only=true
+  --benchmark_color=false
 PORT=${PORT:-50181}
 STEADY_PORT=${STEADY_PORT:-50182}
 "$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT > /dev/null 2>&1 &
