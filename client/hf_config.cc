@@ -132,8 +132,9 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
     if (!factor.ok()) return factor.status();
     rope->factor = *factor;
     if (rope->type == RopeType::kDynamic) {
-      rope->original_max_position_embeddings = *mpe;
-      rope->seq_len = options.seq_len.value_or(spec.max_len);
+      rope->original_max_position_embeddings = static_cast<uint32_t>(
+          NumberOr(r, "original_max_position_embeddings", *mpe));
+      rope->seq_len = options.seq_len.value_or(0);
     }
   } else if (type == "yarn") {
     rope->type = RopeType::kYarn;
@@ -142,6 +143,17 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
     rope->factor = *factor;
     rope->original_max_position_embeddings = static_cast<uint32_t>(
         NumberOr(r, "original_max_position_embeddings", *mpe));
+    // HF: with original_max_position_embeddings in rope_scaling, factor =
+    // max_position_embeddings / it (DeepSeek-V3). Taken only when above 1,
+    // as posenc.hf_config does: Qwen2.5's documented YaRN config keeps
+    // max_position_embeddings = M with factor 4, where HF's ratio would
+    // switch the scaling off.
+    if (Find(r, "original_max_position_embeddings") != nullptr &&
+        rope->original_max_position_embeddings > 0) {
+      const double ratio =
+          static_cast<double>(*mpe) / rope->original_max_position_embeddings;
+      if (ratio > 1) rope->factor = ratio;
+    }
     rope->beta_fast = NumberOr(r, "beta_fast", 0);
     rope->beta_slow = NumberOr(r, "beta_slow", 0);
     rope->mscale = NumberOr(r, "mscale", 0);
@@ -184,10 +196,11 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
       rope->original_max_position_embeddings = *m;
       rope->factor = *m == 0 ? 0 : static_cast<double>(*mpe) / *m;
     } else {
-      rope->original_max_position_embeddings = *mpe;
+      rope->original_max_position_embeddings = static_cast<uint32_t>(
+          NumberOr(r, "original_max_position_embeddings", *mpe));
       rope->factor = NumberOr(r, "factor", 0);
     }
-    rope->seq_len = options.seq_len.value_or(spec.max_len);
+    rope->seq_len = options.seq_len.value_or(0);
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "rope_scaling.rope_type '", type,

@@ -7,20 +7,24 @@
 //   max_position_embeddings          -> max_len (unless given)
 //   rope_scaling (or rope_parameters) with rope_type (or legacy type):
 //     linear:   factor
-//     dynamic:  factor; M = max_position_embeddings
+//     dynamic:  factor; M = its original_max_position_embeddings, else
+//               max_position_embeddings
 //     yarn:     factor, beta_fast, beta_slow, mscale, mscale_all_dim,
 //               truncate, attention_factor; M = its
-//               original_max_position_embeddings, else
+//               original_max_position_embeddings (then, as HF, factor =
+//               max_position_embeddings / M when that is above 1), else
 //               max_position_embeddings
 //     llama3:   factor, low_freq_factor, high_freq_factor,
 //               original_max_position_embeddings
 //     longrope (or "su"): short_factor, long_factor, attention_factor;
 //               M = the config's original_max_position_embeddings with
 //               factor = max_position_embeddings / M (Phi-3), else
-//               M = max_position_embeddings and rope_scaling's factor
-//   seq_len (dynamic, longrope): given, else max_len, so a table of
-//   max_len rows is scaled for max_len (LongRoPE then uses long_factor
-//   when max_len > M, as HF does for such a sequence).
+//               M = rope_scaling's original_max_position_embeddings or
+//               max_position_embeddings, and rope_scaling's factor
+//   seq_len (dynamic: L; longrope: long_factor when seq_len > M): given,
+//   else unset, as HF's tables at initialisation; pass the sequence length
+//   (e.g. --seq-len 131072) for the table HF switches to on long inputs.
+// The same rules as the Python client's posenc.hf_config.
 //
 // Pure function; uses protobuf's JSON parser (google.protobuf.Struct).
 #ifndef POSENC_CLIENT_HF_CONFIG_H_

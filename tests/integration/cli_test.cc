@@ -221,7 +221,7 @@ TEST_F(HfConfigCliTest, LongRopeConfig_Phi3Scaling) {
   rope->long_factor = {1.0, 1.25, 3.5, 40.0};
   rope->original_max_position_embeddings = 4096;
   rope->factor = 131072.0 / 4096;
-  rope->seq_len = 64;  // <= M: short_factor
+  // seq_len unset (as HF's table at initialisation): short_factor.
   want.rope = rope;
   ExpectConfigGives(R"({"hidden_size": 32, "num_attention_heads": 4,
       "max_position_embeddings": 131072,
