@@ -55,6 +55,18 @@ bool IsRopeLayout(Layout layout) {
   return layout == Layout::kRotateHalf || layout == Layout::kInterleavedPairs;
 }
 
+// The `slow` callback of the SIMD kernels: the scalar rigorous path
+// (ComputeColumn) for one column of the row being written.
+struct SlowColumn {
+  const EncodingPlan* plan;
+  uint32_t pos;
+  std::byte* row;
+  static void Call(void* self, uint32_t column) {
+    const auto* c = static_cast<const SlowColumn*>(self);
+    c->plan->ComputeColumn(column, c->pos, c->row);
+  }
+};
+
 }  // namespace
 
 struct EncodingPlan::AngleTable {
@@ -209,18 +221,11 @@ void EncodingPlan::ComputeColumn(uint32_t column, uint32_t pos,
 }
 
 void EncodingPlan::ComputeRowFloat32(uint32_t pos, std::byte* row) const {
-  struct Ctx {
-    const EncodingPlan* plan;
-    uint32_t pos;
-    std::byte* row;
-  } ctx{this, pos, row};
-  auto slow = [](void* p, uint32_t column) {
-    const Ctx* c = static_cast<const Ctx*>(p);
-    c->plan->ComputeColumn(column, c->pos, c->row);
-  };
+  SlowColumn ctx{this, pos, row};
   uint32_t done = 0;
   if (Float32RowSimd(w0_.data(), w1_.data(), fast_columns_, half_, spec_.layout,
-                     pos, reinterpret_cast<float*>(row), slow, &ctx)) {
+                     pos, reinterpret_cast<float*>(row), SlowColumn::Call,
+                     &ctx)) {
     done = fast_columns_;
   }
   for (uint32_t i = done; i < half_; ++i) ComputeColumn(i, pos, row);
@@ -372,15 +377,7 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
   const bool stream = uint64_t{count} * row_bytes >= kStreamMinBytes;
   std::vector<double> s0h(padded, 0.0), s0l(padded, 0.0), c0h(padded, 1.0),
       c0l(padded, 0.0);
-  struct Ctx {
-    const EncodingPlan* plan;
-    uint32_t pos;
-    std::byte* row;
-  } ctx{this, 0, nullptr};
-  auto slow = [](void* v, uint32_t column) {
-    const Ctx* c = static_cast<const Ctx*>(v);
-    c->plan->ComputeColumn(column, c->pos, c->row);
-  };
+  SlowColumn ctx{this, 0, nullptr};
   while (p < end) {
     const uint32_t p0 = p - p % k;
     // Anchor row: double-double sin/cos(p0 f_i), NaN where risky.
@@ -402,9 +399,10 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
         a.cj_hi = &t.cos_j[at];
         a.cj_lo = &t.cos_j_lo[at];
       }
-      if (p == 0 || !Float64RowFromAnchorSimd(
-                        a, fast_columns_, half_, spec_.layout,
-                        reinterpret_cast<double*>(row), stream, slow, &ctx)) {
+      if (p == 0 ||
+          !Float64RowFromAnchorSimd(a, fast_columns_, half_, spec_.layout,
+                                    reinterpret_cast<double*>(row), stream,
+                                    SlowColumn::Call, &ctx)) {
         ComputeRow(p, row);
         continue;
       }
@@ -456,15 +454,7 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
     const bool stream = f32 && uint64_t{count} * row_bytes >= kStreamMinBytes;
     std::vector<double> s0(t->padded), c0(t->padded);
     std::vector<uint8_t> risky(t->padded);
-    struct Ctx {
-      const EncodingPlan* plan;
-      uint32_t pos;
-      std::byte* row;
-    } ctx{this, 0, nullptr};
-    auto slow = [](void* v, uint32_t column) {
-      const Ctx* c = static_cast<const Ctx*>(v);
-      c->plan->ComputeColumn(column, c->pos, c->row);
-    };
+    SlowColumn ctx{this, 0, nullptr};
     while (p < end) {
       const uint32_t p0 = p - p % k;
       if (!ComputeAnchor(p0, s0.data(), c0.data(), risky.data())) break;
@@ -480,11 +470,12 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
             !(f32 ? Float32RowFromAnchorSimd(s0.data(), c0.data(), sj, cj,
                                              fast_columns_, half_, spec_.layout,
                                              reinterpret_cast<float*>(row),
-                                             stream, slow, &ctx)
-                  : Half16RowFromAnchorSimd(
-                        s0.data(), c0.data(), sj, cj, fast_columns_, half_,
-                        spec_.layout, spec_.dtype == DType::kBFloat16,
-                        reinterpret_cast<uint16_t*>(row), slow, &ctx))) {
+                                             stream, SlowColumn::Call, &ctx)
+                  : Half16RowFromAnchorSimd(s0.data(), c0.data(), sj, cj,
+                                            fast_columns_, half_, spec_.layout,
+                                            spec_.dtype == DType::kBFloat16,
+                                            reinterpret_cast<uint16_t*>(row),
+                                            SlowColumn::Call, &ctx))) {
           ComputeRow(p, row);
           continue;
         }
