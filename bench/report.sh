@@ -72,7 +72,7 @@ STEADY_SPID=$!
 sleep 1
 section "Cold path end to end (cold_path)" \
   "$BUILD/bench/cold_path" --target=127.0.0.1:$PORT \
-  --steady_target=127.0.0.1:$STEADY_PORT --rounds=9
+  --steady_target=127.0.0.1:$STEADY_PORT --rounds=15
 kill $SPID $STEADY_SPID
 wait $SPID $STEADY_SPID 2>/dev/null
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
