@@ -11,9 +11,12 @@
 //
 // Runs every benchmark 3 times unless --benchmark_repetitions is given and
 // prints, after the table, the target ratios from the medians with a noise
-// band from the spread of the repetitions: "met" only if the ratio clears
-// the target by more than the band, "within noise" inside it, else
-// "missed".
+// band from the spread of the repetitions (the range up to 5 repetitions, a
+// 95% confidence interval of the median beyond; see Get): "met" only if the
+// ratio clears the target by more than the band, "within noise" inside it,
+// else "missed". bench/report.sh runs 9 repetitions in random order
+// (--benchmark_enable_random_interleaving), so a slow spell of the machine
+// is spread over every benchmark instead of landing on one.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -308,8 +311,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
   }
 };
 
-// Median and relative half-spread ((max - min) / 2 / median) of a
-// benchmark's repetitions; {0, 0} if it did not run.
+// Median and relative half-spread of a benchmark's repetitions; {0, 0} if
+// it did not run. The spread is half the width of a distribution-free ~95%
+// confidence interval of the median, over the median: the order statistics
+// x(k), x(n+1-k) with the largest k such that P(Binomial(n, 1/2) < k) <=
+// 2.5%. Up to 5 repetitions that is the whole range; with 9 it drops the
+// fastest and the slowest, so one preempted repetition does not set the
+// band (bench/report.sh runs 9, interleaved).
 struct Measure {
   double median = 0;
   double spread = 0;
@@ -320,13 +328,21 @@ Measure Get(const std::string& name, int clock = 0) {
   if (it == Results(clock).end() || it->second.empty()) return {};
   std::vector<double> v = it->second;
   std::sort(v.begin(), v.end());
-  const double med = v.size() % 2 ? v[v.size() / 2]
-                                  : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  return {med, (v.back() - v.front()) / 2 / med};
+  const size_t n = v.size();
+  const double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  size_t k = 1;
+  double below = 0, term = std::ldexp(1.0, -static_cast<int>(n));  // C(n,0)
+  for (size_t j = 0; j + 1 < n; ++j) {
+    below += term;  // P(B <= j)
+    if (below > 0.025) break;
+    k = j + 1;
+    term = term * static_cast<double>(n - j) / static_cast<double>(j + 1);
+  }
+  return {med, (v[n - k] - v[k - 1]) / 2 / med};
 }
 
-// Noise band of a ratio a/b: the two half-spreads added, at least 5% (one
-// repetition tells nothing about the spread; the machine is shared).
+// Noise band of a ratio a/b: the two half-spreads in quadrature, at least 5%
+// (one repetition tells nothing about the spread; the machine is shared).
 constexpr double kMinNoise = 0.05;
 
 // "met" / "within noise" / "missed" for ratio `r` against a lower bound
@@ -345,7 +361,8 @@ const char* Verdict(double r, double noise, double target, bool at_least) {
 void PrintRatio(const char* what, Measure a, Measure b, double target,
                 bool at_least, double scale = 1) {
   const double r = b.median > 0 ? a.median / b.median * scale : 0;
-  const double noise = std::max(kMinNoise, a.spread + b.spread);
+  // Relative uncertainties of two independent medians add in quadrature.
+  const double noise = std::max(kMinNoise, std::hypot(a.spread, b.spread));
   std::printf("%s = %.3g (noise +-%.0f%%; target %s %.3g): %s\n", what, r,
               noise * 100, at_least ? ">=" : "<=", target,
               Verdict(r, noise, target, at_least));
