@@ -92,9 +92,15 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
   if (scaling != nullptr) {
     spec.base = NumberOr(scaling->struct_value(), "rope_theta", spec.base);
   }
+  // DeepSeek-V2/V3 (multi-head latent attention) rotate only
+  // qk_rope_head_dim channels of each head; their HF config classes set
+  // head_dim to it, but their config.json files carry no head_dim.
+  const char* head_key = Find(config, "qk_rope_head_dim") != nullptr
+                             ? "qk_rope_head_dim"
+                             : "head_dim";
   uint32_t head_dim = 0;
-  if (Find(config, "head_dim") != nullptr) {
-    absl::StatusOr<uint32_t> h = Count(config, "head_dim", "");
+  if (Find(config, head_key) != nullptr) {
+    absl::StatusOr<uint32_t> h = Count(config, head_key, "");
     if (!h.ok()) return h.status();
     head_dim = *h;
   } else {
@@ -108,7 +114,12 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
     }
     head_dim = *hidden / *heads;
   }
-  const double prf = NumberOr(config, "partial_rotary_factor", 1.0);
+  // transformers v5 may carry partial_rotary_factor in rope_parameters.
+  const double prf = NumberOr(
+      config, "partial_rotary_factor",
+      params != nullptr && params->has_struct_value()
+          ? NumberOr(params->struct_value(), "partial_rotary_factor", 1.0)
+          : 1.0);
   spec.d = static_cast<uint32_t>(head_dim * prf);  // int(), as HF
   absl::StatusOr<uint32_t> mpe = Count(config, "max_position_embeddings", "");
   if (!mpe.ok()) return mpe.status();

@@ -2,7 +2,8 @@
 // settings transformers' modeling_rope_utils.py reads, mapped to a TableSpec.
 //
 //   rope_theta                       -> base (default 10000)
-//   head_dim, else hidden_size / num_attention_heads, times
+//   qk_rope_head_dim (DeepSeek-V2/V3), else head_dim, else
+//   hidden_size / num_attention_heads, times
 //   partial_rotary_factor (int(), as HF)  -> d, the rotary dimension
 //   max_position_embeddings          -> max_len (unless given)
 //   rope_scaling (or rope_parameters) with rope_type (or legacy type):

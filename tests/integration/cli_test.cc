@@ -211,6 +211,32 @@ TEST_F(HfConfigCliTest, YarnConfig_Qwen25Scaling) {
                      "interleaved_pairs"});
 }
 
+TEST_F(HfConfigCliTest, DeepSeekV3Config_RotaryHeadSizeAndMscale) {
+  // DeepSeek-V3's config.json: no head_dim, hidden 7168 / 128 heads = 56,
+  // but only qk_rope_head_dim = 64 channels are rotated; YaRN with M =
+  // 4096 and factor = 163840 / 4096 = 40, mscale 1 / mscale_all_dim 1.
+  TableSpec want = Spec(64, 32);
+  want.dtype = DType::kBFloat16;
+  want.layout = Layout::kInterleavedPairs;
+  auto rope = Rope(RopeType::kYarn);
+  rope->factor = 40;
+  rope->original_max_position_embeddings = 4096;
+  rope->beta_fast = 32;
+  rope->beta_slow = 1;
+  rope->mscale = 1;
+  rope->mscale_all_dim = 1;
+  want.rope = rope;
+  ExpectConfigGives(R"({"hidden_size": 7168, "num_attention_heads": 128,
+      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "max_position_embeddings": 163840, "rope_theta": 10000,
+      "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
+        "mscale": 1.0, "mscale_all_dim": 1.0,
+        "original_max_position_embeddings": 4096, "type": "yarn"}})",
+                    want,
+                    {"--max-len", "32", "--dtype", "bfloat16", "--layout",
+                     "interleaved_pairs"});
+}
+
 TEST_F(HfConfigCliTest, LongRopeConfig_Phi3Scaling) {
   // Phi-3-mini-128k: partial_rotary_factor absent, original 4096,
   // max_position_embeddings 131072, longrope lists (d/2 = 4 values here).

@@ -9,7 +9,9 @@ and v5's `rope_parameters`):
 
 - base: `rope_theta` (in the config, or in `rope_parameters`); 10000 when
   absent.
-- d: `head_dim`, else hidden_size // num_attention_heads. The rotary
+- d: `qk_rope_head_dim` (DeepSeek-V2/V3, whose HF config classes set
+  head_dim to it), else `head_dim`, else hidden_size // num_attention_heads.
+  The rotary
   dimension is int(d * partial_rotary_factor) as in HF; the spec carries d and
   partial_rotary_factor (unset when 1).
 - max_len: `max_position_embeddings` unless max_len= is given.
@@ -176,7 +178,10 @@ def spec_from_hf_config(config: Union[str, "os.PathLike[str]",
     params = config.get("rope_parameters")
     params = params if isinstance(params, Mapping) else {}
     base = config.get("rope_theta", params.get("rope_theta", 10000.0))
-    head_dim = config.get("head_dim")
+    # DeepSeek-V2/V3 (multi-head latent attention) rotate only
+    # qk_rope_head_dim channels of each head; their HF config classes set
+    # head_dim to it, but their config.json files carry no head_dim.
+    head_dim = config.get("qk_rope_head_dim", config.get("head_dim"))
     if head_dim is None:
         try:
             head_dim = (config["hidden_size"]

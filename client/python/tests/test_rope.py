@@ -43,9 +43,13 @@ QWEN25_YARN = {
     "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768,
                      "type": "yarn"},
 }
-# Mirrors DeepSeek-V3's YaRN (mscale), with its rotary head size 64.
+# Mirrors DeepSeek-V3's config.json: YaRN with mscale; no head_dim, and
+# hidden_size / num_attention_heads = 56 is not its rotary size: only
+# qk_rope_head_dim = 64 channels of each head are rotated.
 DEEPSEEK_V3 = {
-    "head_dim": 64, "max_position_embeddings": 163840, "rope_theta": 10000,
+    "hidden_size": 7168, "num_attention_heads": 128,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "max_position_embeddings": 163840, "rope_theta": 10000,
     "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
                      "mscale": 1.0, "mscale_all_dim": 1.0,
                      "original_max_position_embeddings": 4096,
@@ -153,6 +157,7 @@ class HfConfigTest(unittest.TestCase):
         deepseek = spec_from_hf_config(DEEPSEEK_V3, max_len=8,
                                        dtype="bfloat16",
                                        layout="interleaved_pairs")
+        self.assertEqual(deepseek.d, 64)
         self.assertEqual(deepseek.rope, RopeScaling(
             type="yarn", factor=40.0, original_max_position_embeddings=4096,
             beta_fast=32, beta_slow=1, mscale=1.0, mscale_all_dim=1.0))
