@@ -37,6 +37,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "client/posenc_client.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "posenc_server address");
@@ -195,6 +196,8 @@ absl::StatusOr<SteadyResult> RunSteady(const std::string& target, int rounds,
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  // As posenc_server and the CLI do: no Abseil deadlock detector per lock.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   posenc::PosencClient::Options options;
   options.target = absl::GetFlag(FLAGS_target);
   options.timeout = absl::Seconds(120);
