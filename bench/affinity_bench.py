@@ -12,7 +12,10 @@ and the calls per second of this Python driver.
 Part 2, proxy overhead: h2load against one replica directly and through
 HAProxy, alternating, ROUNDS rounds: 1-row GetRows (d=512) and 4 MiB
 GetTable (d=512 max_len=2048, float32), cache hits, and the same GetTable
-with h2load accepting 64 KiB frames (-f 65536; no target). Reports req/s and
+with h2load accepting 64 KiB frames (-f 65536; no target). Rates count full
+responses by the DATA bytes delivered (bench/h2load_run.py: h2load counts a
+response cut short as succeeded), and the bytes missing through the proxy
+are reported. Reports req/s and
 the median of the per-round ratios proxy/direct with a 95% confidence
 interval of that median (median_ci; the verdict is on the interval); every
 run is checked against the replica's own OK counter.
@@ -24,9 +27,7 @@ import argparse
 import math
 import os
 import random
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,6 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "affinity"))
+from h2load_run import run_h2load  # noqa: E402 (bench/, beside this file)
 
 
 def ratio_line(name, value, target, noise):
@@ -151,17 +153,11 @@ def grpc_body(message):
 
 
 def h2load(url, body_path, n, c, m, key, extra=()):
+    """One h2load run (see h2load_run.py: judged by the DATA bytes)."""
     argv = ["h2load", "-n", str(n), "-c", str(c), "-m", str(m), *extra,
             "-H", "content-type: application/grpc", "-H", "te: trailers",
             "-H", f"x-posenc-table: {key}", "-d", body_path, url]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    text = out.stdout
-    rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", text)
-    ok = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) "
-                   r"succeeded", text)
-    if out.returncode != 0 or not rps or not ok or int(ok.group(1)) != n:
-        raise RuntimeError(f"h2load failed:\n{text}\n{out.stderr}")
-    return float(rps.group(1))
+    return run_h2load(argv, timeout=300)
 
 
 def method_ok(posenc, target, method):
@@ -208,19 +204,31 @@ def overhead(args, tmp, posenc, at):
         results = []
         for name, method, body, n, c, m, target, extra in cases:
             ratios, d_rps, p_rps = [], [], []
+            cut = errored = 0.0
             for _ in range(args.rounds):
                 for label, tgt in (("direct", direct), ("proxy", cluster.target)):
                     before = method_ok(posenc, direct, method)
-                    rps = h2load(f"http://{tgt}/posenc.v1.PositionalEncoding/"
+                    run = h2load(f"http://{tgt}/posenc.v1.PositionalEncoding/"
                                  f"{method}", body, n, c, m, key, extra)
                     got = method_ok(posenc, direct, method) - before
                     if got != n:
                         raise RuntimeError(f"{label} {method}: replica counted "
                                            f"{got} OK calls, want {n}")
-                    (d_rps if label == "direct" else p_rps).append(rps)
+                    if label == "direct":
+                        if run.succeeded != n or run.errored:
+                            raise RuntimeError(f"direct {method}: {run}")
+                        per_call = run.data_bytes / n
+                        d_rps.append(run.rate(per_call))
+                    else:
+                        # Full responses per second: a response cut short
+                        # by the proxy counts for the bytes it delivered.
+                        p_rps.append(run.rate(per_call))
+                        cut += n - run.complete(per_call)
+                        errored += run.errored
                 ratios.append(p_rps[-1] / d_rps[-1])
             results.append((name, statistics.median(d_rps),
-                            statistics.median(p_rps), ratios, target))
+                            statistics.median(p_rps), ratios, target,
+                            cut, errored, n * args.rounds))
         return results
     finally:
         cluster.stop()
@@ -270,11 +278,13 @@ def main():
         if args.part in ("all", "overhead"):
             print(f"== proxy overhead (h2load, {args.rounds} rounds, "
                   "alternating direct/proxy, cache hits)")
-            for name, d, pr, ratios, target in overhead(args, tmp, posenc,
-                                                        at):
+            for (name, d, pr, ratios, target, cut, errored,
+                 calls) in overhead(args, tmp, posenc, at):
                 print(f"{name}: direct {d:.0f} req/s, proxy {pr:.0f} req/s, "
                       f"ratio median {statistics.median(ratios):.3f} (rounds "
-                      f"{min(ratios):.3f}..{max(ratios):.3f})")
+                      f"{min(ratios):.3f}..{max(ratios):.3f}); through the "
+                      f"proxy {cut:.1f} of {calls} responses' bytes missing, "
+                      f"{errored:.0f} streams errored")
                 if target is not None:
                     print("  " + ci_line("proxy/direct", ratios, target))
     return 0

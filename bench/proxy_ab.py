@@ -6,7 +6,9 @@ all in front of it: a HAProxy config (*.cfg, run with POSENC_PROXY_BIND and
 POSENC_1..3 all set to the server) or an nginx config (*.conf, e.g.
 deploy/nginx/posenc.conf: posenc-N:50051 and `listen 50051` rewritten to
 127.0.0.1 ports in a copy). Each round runs h2load directly, then through
-every proxy in turn (cache hits), and prints req/s, the ratio to the
+every proxy in turn (cache hits), and prints full responses per second
+(by the DATA bytes delivered: h2load counts a response cut short as
+succeeded; see h2load_run.py), the ratio to the
 round's direct run, and the CPU time per call of the proxy (master and
 workers), the server and h2load: the cost per call moves far less than req/s
 with a neighbour's load. Bounded: ROUNDS x (1 + proxies) h2load runs of N
@@ -29,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from h2load_run import run_h2load  # bench/, beside this file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -111,13 +115,7 @@ def main():
                 "-H", f"x-posenc-table: {spec.routing_key()}", "-d", body,
                 *a.h2load_extra.split(),
                 f"http://127.0.0.1:{port}/posenc.v1.PositionalEncoding/{a.method}"]
-        out = subprocess.run(argv, capture_output=True, text=True,
-                             timeout=120).stdout
-        rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out)
-        ok = re.search(r"(\d+) succeeded", out)
-        if not rps or not ok or int(ok.group(1)) != n:
-            raise RuntimeError(f"h2load failed:\n{out}")
-        return float(rps.group(1))
+        return run_h2load(argv, timeout=120)
 
     try:
         sp = free_port()
@@ -148,14 +146,17 @@ def main():
                              os.path.join(tmp, f"haproxy-{i}.log"), env)
             proxies.append((name, pp, proc))
         time.sleep(2.5)  # health checks: rise 2 x 500 ms
-        h2load(sp)  # the table into the cache
+        warm = h2load(sp)  # the table into the cache
+        if warm.succeeded != n or warm.errored:
+            raise RuntimeError(f"direct run lost calls: {warm}")
+        per_call = warm.data_bytes / n  # one full response's DATA bytes
         print(f"{a.method}: h2load -n {n} -c {c} -m {m} {a.h2load_extra}; "
               f"loadavg {open('/proc/loadavg').read().strip()}; "
               "CPU per call in us")
         ratios = {name: [] for name, _, _ in proxies}
         for r in range(a.rounds):
             s0, k0 = cpu_seconds(server.pid), children_cpu()
-            direct = h2load(sp)
+            direct = h2load(sp).rate(per_call)
             s1, k1 = cpu_seconds(server.pid), children_cpu()
             print(f"round {r + 1} (load {os.getloadavg()[0]:.2f}): direct "
                   f"{direct:.0f} req/s (server {1e6 * (s1 - s0) / n:.0f}, "
@@ -163,14 +164,20 @@ def main():
             for name, pp, proc in proxies:
                 x0, s0, k0 = (cpu_seconds(proc.pid), cpu_seconds(server.pid),
                               children_cpu())
-                rps = h2load(pp)
+                run = h2load(pp)
                 x1, s1, k1 = (cpu_seconds(proc.pid), cpu_seconds(server.pid),
                               children_cpu())
+                rps = run.rate(per_call)
                 ratios[name].append(rps / direct)
+                missing = n - run.complete(per_call)
                 print(f"  {name}: {rps:.0f} req/s = {rps / direct:.2f}x "
                       f"(proxy {1e6 * (x1 - x0) / n:.0f}, server "
                       f"{1e6 * (s1 - s0) / n:.0f}, h2load "
-                      f"{1e6 * (k1 - k0) / n:.0f})", flush=True)
+                      f"{1e6 * (k1 - k0) / n:.0f})"
+                      + (f"; {missing:.1f} responses' bytes missing, "
+                         f"{run.errored} streams errored"
+                         if missing > 1e-6 or run.errored else ""),
+                      flush=True)
         for name, rs in ratios.items():
             print(f"{name}: proxy/direct median {statistics.median(rs):.2f} "
                   f"(rounds {min(rs):.2f}..{max(rs):.2f})")

@@ -156,12 +156,12 @@ def stats_of(posenc, target):
         return c.stats()
 
 
-def table_calls(stats):
-    """OK GetTable calls a replica has served."""
+def table_calls(stats, method="GetTable"):
+    """OK calls of `method` a replica has served."""
     for m in stats.methods:
-        if m.method.endswith("/GetTable"):
+        if m.method.endswith("/" + method):
             return m.ok
-    raise AssertionError("no GetTable in stats")
+    raise AssertionError(f"no {method} in stats")
 
 
 def owners_of(posenc, cluster, spec, calls=5):
@@ -238,6 +238,23 @@ def scenario_fixed_key_same_replica(args, tmp, f):
             f.check(sorted(delta) == [0, 0, 20],
                     f"family {i}: 20 calls over 20 max_lens all on one "
                     f"replica, per replica {delta}")
+        # GetRows has a backend of its own (no L7-retry copy); the same ring:
+        # a family's GetRows reach its GetTable owner.
+        for i, fam in enumerate(families(12)):
+            spec = posenc.TableSpec(max_len=64, **fam)
+            owner = owners_of(posenc, cluster, spec, calls=1)
+            before = [table_calls(stats_of(posenc, r.target), "GetRows")
+                      for r in cluster.replicas]
+            with posenc.Client(cluster.target, timeout=20) as c:
+                for p in range(5):
+                    c.gather(spec, [p, 63 - p])
+            after = [table_calls(stats_of(posenc, r.target), "GetRows")
+                     for r in cluster.replicas]
+            delta = [a - b for a, b in zip(after, before)]
+            f.check(len(owner) == 1 and delta[owner[0]] == 5 and
+                    sum(delta) == 5,
+                    f"family {i}: 5 GetRows on its GetTable owner {owner}: "
+                    f"{delta}")
         # posenc.aio sends the same key: its calls land on the sync owner.
         import asyncio
         spec = posenc.TableSpec(max_len=8, **families(7)[6])
