@@ -45,6 +45,13 @@ void BufferReserve::RefillLoop() {
     refill_wake_.wait(lock,
                       [this] { return stopping_ || RefillWantedLocked() > 0; });
     if (stopping_) return;
+    // A quiet spell first: the call that took a buffer is computing and
+    // sending now. A later Take moves the end of the spell.
+    const auto quiet_at = last_take_ + kRefillQuiet;
+    if (std::chrono::steady_clock::now() < quiet_at) {
+      refill_wake_.wait_until(lock, quiet_at, [this] { return stopping_; });
+      continue;
+    }
     const size_t size = RefillWantedLocked();
     lock.unlock();
     void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
@@ -84,6 +91,7 @@ std::byte* BufferReserve::Take(size_t size) {
   std::byte* taken = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    last_take_ = std::chrono::steady_clock::now();
     size_t best = kept_.size();
     for (size_t i = 0; i < kept_.size(); ++i) {
       if (kept_[i].size >= size &&

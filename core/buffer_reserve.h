@@ -26,16 +26,20 @@
 //
 // Refill (off until SetRefill(true)): a background thread at the lowest CPU
 // priority keeps the reserve full. When a Take leaves it at least
-// kMinKeptBytes below the bound, the thread maps fresh memory for the
-// difference, faults it in (MADV_POPULATE_WRITE, else a write per page) and
-// gives it. So a cold table finds warm pages even when nothing was freed
-// (a cache still filling), and the page faults are paid on idle CPU, off the
-// call's path. Costs the bound in resident memory while enabled.
+// kMinKeptBytes below the bound, the thread waits until no Take has come for
+// kRefillQuiet, then maps fresh memory for the difference, faults it in
+// (MADV_POPULATE_WRITE, else a write per page) and gives it. So a cold table
+// finds warm pages even when nothing was freed (a cache still filling), and
+// the page faults are paid off the call's path: the wait lets the call that
+// took a buffer compute and send first (faulting 16 MiB in is ~6 ms of
+// kernel time, which a low priority does not keep off a 2-core machine's
+// cores). Costs the bound in resident memory while enabled.
 //
 // Thread-safe: one mutex guards the list; mmap/munmap run outside it.
 #ifndef POSENC_CORE_BUFFER_RESERVE_H_
 #define POSENC_CORE_BUFFER_RESERVE_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +56,10 @@ class BufferReserve {
   // Mappings below this are not worth keeping: smaller allocations come from
   // the heap (core/large_buffer.cc), so a shorter tail could never be taken.
   static constexpr size_t kMinKeptBytes = size_t{2} << 20;
+  // How long the refill waits after the last Take (see the top of the file):
+  // about computing and sending a 16 MiB table here (~15 ms on a quiet
+  // machine), and shorter than the gap between calls that a refill needs.
+  static constexpr std::chrono::milliseconds kRefillQuiet{20};
 
   struct Stats {
     uint64_t held_bytes = 0;    // kept now
@@ -108,6 +116,7 @@ class BufferReserve {
   uint64_t refilled_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool refill_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point last_take_ ABSL_GUARDED_BY(mu_);
   std::condition_variable refill_wake_;
   std::thread refill_thread_;  // started by the first SetRefill(true)
 };

@@ -89,6 +89,43 @@ TEST(BufferReserveTest, Refill_FillsToBoundWithResidentPagesAfterEachTake) {
   munmap(q, 4 * kMiB);
 }
 
+TEST(BufferReserveTest, Refill_WaitsForAQuietSpellAfterTakes) {
+  BufferReserve reserve(8 * kMiB);
+  reserve.SetRefill(true);
+  static_assert(BufferReserve::kRefillQuiet > std::chrono::milliseconds(12));
+  // A busy spell: four takes 4 ms apart. Without the quiet spell the
+  // refill thread would map and fault pages in between them. A spell in
+  // which the machine stalled this thread for 12 ms or more (near
+  // kRefillQuiet) proves nothing, so it is tried again.
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    ASSERT_TRUE(
+        Eventually([&] { return reserve.GetStats().held_bytes == 8 * kMiB; }));
+    const uint64_t refilled = reserve.GetStats().refilled_bytes;
+    std::vector<std::byte*> taken;
+    auto last = std::chrono::steady_clock::now();
+    bool tight = true;
+    for (int i = 0; i < 4; ++i) {
+      taken.push_back(reserve.Take(2 * kMiB));
+      ASSERT_NE(taken.back(), nullptr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(4));
+      const auto now = std::chrono::steady_clock::now();
+      tight &= now - last < std::chrono::milliseconds(12);
+      last = now;
+    }
+    const BufferReserve::Stats during = reserve.GetStats();
+    for (std::byte* p : taken) munmap(p, 2 * kMiB);
+    if (!tight) continue;
+    EXPECT_EQ(during.refilled_bytes, refilled);
+    EXPECT_EQ(during.held_bytes, 0u);
+    // Once the spell is over, the reserve is full again.
+    ASSERT_TRUE(
+        Eventually([&] { return reserve.GetStats().held_bytes == 8 * kMiB; }));
+    EXPECT_EQ(reserve.GetStats().refilled_bytes, refilled + 8 * kMiB);
+    return;
+  }
+  GTEST_SKIP() << "the machine stalled this thread in every busy spell";
+}
+
 TEST(BufferReserveTest, FreedWithinBound_TakenBackWarmAtSameAddress) {
   BufferReserve reserve(32 * kMiB);
   std::byte* p = MapWritten(16 * kMiB, 0xab);
