@@ -14,7 +14,7 @@
 // band from the spread of the repetitions (the range up to 5 repetitions, a
 // 95% confidence interval of the median beyond; see Get): "met" only if the
 // ratio clears the target by more than the band, "within noise" inside it,
-// else "missed". bench/report.sh runs 9 repetitions in random order
+// else "missed". bench/report.sh runs 15 repetitions in random order
 // (--benchmark_enable_random_interleaving), so a slow spell of the machine
 // is spread over every benchmark instead of landing on one.
 #include <benchmark/benchmark.h>
@@ -317,7 +317,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 // x(k), x(n+1-k) with the largest k such that P(Binomial(n, 1/2) < k) <=
 // 2.5%. Up to 5 repetitions that is the whole range; with 9 it drops the
 // fastest and the slowest, so one preempted repetition does not set the
-// band (bench/report.sh runs 9, interleaved).
+// band (bench/report.sh runs 15, interleaved: x(4)..x(12)).
 struct Measure {
   double median = 0;
   double spread = 0;

@@ -60,7 +60,7 @@ section() {
 
 section "Encoding kernel, every dtype (encoding_bench)" \
   "$BUILD/bench/encoding_bench" --benchmark_min_time=0.3 \
-  --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true \
+  --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \
   --benchmark_color=false
 PORT=${PORT:-50181}
 STEADY_PORT=${STEADY_PORT:-50182}

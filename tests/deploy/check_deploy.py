@@ -224,13 +224,25 @@ def check_haproxy(root):
     path = os.path.join(root, "deploy", "haproxy", "haproxy.cfg")
     with open(path) as f:
         text = f.read()
-    for needle in ("tune.bufsize 65536", "balance hash req.fhdr(x-posenc-table)",
+    for needle in ("tune.bufsize 49152", "balance hash req.fhdr(x-posenc-table)",
+                   "use_backend posenc_rows_by_key if rows_call has_key",
+                   "retry-on conn-failure empty-response",
                    "hash-type consistent", "balance hash req.body,ungrpc(1)",
                    "http-request wait-for-body", "option redispatch",
                    "tcp-check expect binary 00000000020801", "proto h2"):
         check(needle in text, f"haproxy.cfg lacks `{needle}`")
     check(text.count("tcp-check send-binary") == 3,
           "every haproxy backend needs the gRPC health tcp-check")
+    # The GetRows backend shares posenc_by_key's ring and health: each of its
+    # servers has the same id and tracks the checked server.
+    rows = text.split("\nbackend posenc_rows_by_key", 1)[-1].split("\nbackend ")[0]
+    for n in (1, 2, 3):
+        check(f'server posenc{n} "${{POSENC_{n}}}" id {n} '
+              f"track posenc_by_key/posenc{n}" in rows,
+              f"posenc_rows_by_key: posenc{n} must have id {n} and track "
+              f"posenc_by_key/posenc{n}")
+        check(f'server posenc{n} "${{POSENC_{n}}}" id {n}\n' in text,
+              f"posenc_by_key: posenc{n} must have id {n}")
     haproxy = "/usr/sbin/haproxy"
     if not os.path.exists(haproxy):
         print("haproxy not installed: skipped haproxy -c")
