@@ -6,7 +6,6 @@
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
-#include <grpcpp/support/server_interceptor.h>
 
 #include <algorithm>
 #include <chrono>
@@ -72,83 +71,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
-// After the handler has called Finish, gRPC may still hold the call's last
-// messages and its trailers, queued for a slow reader. A posenc call is done
-// only when gRPC destroys it, which is when this interceptor goes: so it
-// counts posenc.v1 calls alive in gRPC (Shutdown waits for none to be left).
-// It also echoes the client's routing key (x-posenc-table) in the initial
-// metadata, and logs it with the status of a call that fails.
-class CallInterceptor final : public grpc::experimental::Interceptor {
- public:
-  CallInterceptor(std::atomic<int64_t>* live, std::atomic<uint64_t>* started,
-                  const char* method)
-      : live_(live), method_(method) {
-    live_->fetch_add(1, std::memory_order_relaxed);
-    started->fetch_add(1, std::memory_order_relaxed);
-  }
-  ~CallInterceptor() override {
-    live_->fetch_sub(1, std::memory_order_relaxed);
-  }
-
-  void Intercept(
-      grpc::experimental::InterceptorBatchMethods* methods) override {
-    using grpc::experimental::InterceptionHookPoints;
-    if (methods->QueryInterceptionHookPoint(
-            InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
-      std::multimap<grpc::string_ref, grpc::string_ref>* metadata =
-          methods->GetRecvInitialMetadata();
-      auto it = metadata->find(kRoutingKeyHeader);
-      if (it != metadata->end()) {
-        key_.assign(it->second.data(), it->second.size());
-      }
-    }
-    if (methods->QueryInterceptionHookPoint(
-            InterceptionHookPoints::PRE_SEND_INITIAL_METADATA) &&
-        !key_.empty()) {
-      methods->GetSendInitialMetadata()->emplace(kRoutingKeyHeader, key_);
-    }
-    if (methods->QueryInterceptionHookPoint(
-            InterceptionHookPoints::PRE_SEND_STATUS)) {
-      const grpc::Status status = methods->GetSendStatus();
-      if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
-        // The one log line of a failed call (never a payload).
-        Log("WARN", "%s -> %s: %s %s=%s", method_,
-            absl::StatusCodeToString(
-                static_cast<absl::StatusCode>(status.error_code())),
-            status.error_message(), kRoutingKeyHeader,
-            key_.empty() ? "(none)" : key_);
-      }
-    }
-    methods->Proceed();
-  }
-
- private:
-  std::atomic<int64_t>* const live_;
-  const char* const method_;
-  std::string key_;
-};
-
-class CallInterceptorFactory final
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
- public:
-  CallInterceptorFactory(std::atomic<int64_t>* live,
-                         std::atomic<uint64_t>* started)
-      : live_(live), started_(started) {}
-  grpc::experimental::Interceptor* CreateServerInterceptor(
-      grpc::experimental::ServerRpcInfo* info) override {
-    const char* method = info->method();
-    if (method == nullptr ||
-        !absl::StartsWith(method, "/posenc.v1.PositionalEncoding/")) {
-      return nullptr;  // health Watch streams and reflection are not waited
-    }
-    return new CallInterceptor(live_, started_, method);
-  }
-
- private:
-  std::atomic<int64_t>* const live_;
-  std::atomic<uint64_t>* const started_;
-};
-
 }  // namespace
 
 PosencServer::PosencServer(const ServerOptions& options)
@@ -187,7 +109,7 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   limits.max_misses_per_connection = options.max_misses_per_connection;
   server->service_ = std::make_unique<PositionalEncodingService>(
       limits, server->cache_.get(), server->pool_.get(),
-      server->inflight_.get(), &server->stats_);
+      server->inflight_.get(), &server->stats_, &server->calls_);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeCredentials(options);
   if (!credentials.ok()) return credentials.status();
@@ -214,12 +136,6 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(options.max_concurrent_streams));
-  std::vector<
-      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-      interceptors;
-  interceptors.push_back(std::make_unique<CallInterceptorFactory>(
-      &server->live_calls_, &server->calls_started_));
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   grpc::ResourceQuota quota("posenc");
   quota.Resize(options.grpc_memory_bytes);
   builder.SetResourceQuota(quota);
@@ -255,13 +171,13 @@ void PosencServer::Stop(bool lame_duck) {
   // already out (an idle client right after its call) does not.
   const bool busy_at_signal = stats_.TotalInFlight() > 0;
   const uint64_t started_at_signal =
-      calls_started_.load(std::memory_order_relaxed);
+      calls_.started.load(std::memory_order_relaxed);
   if (lame_duck && options_.lame_duck_seconds > 0) {
     absl::SleepFor(absl::Seconds(options_.lame_duck_seconds));
   }
   // Then stop taking table calls (UNAVAILABLE: by now health checks and
   // proxies route elsewhere) and let the calls in flight finish within the
-  // grace period. A call counts until gRPC destroys it (live_calls_), well
+  // grace period. A call counts until gRPC is done with it (calls_.live), well
   // after its handler called Finish; shutting down as soon as the handlers
   // had finished cancelled the last messages and trailers still queued for
   // slow readers (the drain bug).
@@ -269,7 +185,7 @@ void PosencServer::Stop(bool lame_duck) {
   const absl::Time deadline =
       absl::Now() + absl::Seconds(options_.grace_seconds);
   while ((stats_.TotalInFlight() > 0 ||
-          live_calls_.load(std::memory_order_relaxed) > 0) &&
+          calls_.live.load(std::memory_order_relaxed) > 0) &&
          absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(10));
   }
@@ -285,7 +201,7 @@ void PosencServer::Stop(bool lame_duck) {
   // would otherwise hold the exit for seconds.
   const bool had_calls =
       busy_at_signal ||
-      calls_started_.load(std::memory_order_relaxed) != started_at_signal;
+      calls_.started.load(std::memory_order_relaxed) != started_at_signal;
   const absl::Time end =
       had_calls ? deadline
                 : std::min(deadline,

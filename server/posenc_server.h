@@ -62,6 +62,9 @@ class PosencServer {
 
   const ServerOptions options_;
   const absl::Time start_time_;
+  // posenc.v1 calls alive in gRPC, and started (see server/call_scope.h);
+  // outlives the gRPC server, whose teardown may delete the last reactors.
+  CallCounters calls_;
   // Destroyed in reverse: the pool (running any task left) before the cache
   // its tasks use, both before the budget that evicted tables release to.
   std::unique_ptr<ByteBudget> inflight_;
@@ -73,10 +76,6 @@ class PosencServer {
   int port_ = 0;
   // Reset first by the destructor, so a scrape never sees a dead cache.
   std::unique_ptr<MetricsExposer> metrics_;
-  // posenc.v1 calls gRPC has not destroyed yet (see CallInterceptor).
-  std::atomic<int64_t> live_calls_{0};
-  // posenc.v1 calls started since the server started.
-  std::atomic<uint64_t> calls_started_{0};
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };

@@ -19,7 +19,7 @@ namespace posenc {
 namespace {
 
 // Counts one call in MethodStats from its start to its end. (Its failure is
-// logged once, with its routing key, by PosencServer's call interceptor.)
+// logged once, with its routing key, by the call's CallScope.)
 class CallRecord {
  public:
   CallRecord(MethodStats* stats, Method method)
@@ -36,10 +36,12 @@ class CallRecord {
   const absl::Time start_;
 };
 
-void FinishUnary(grpc::ServerUnaryReactor* reactor, CallRecord& record,
+void FinishUnary(UnaryCall* reactor, CallRecord& record,
                  const absl::Status& status, uint64_t bytes_sent) {
   record.End(status, bytes_sent);
-  reactor->Finish(ToGrpcStatus(status));
+  const grpc::Status grpc_status = ToGrpcStatus(status);
+  reactor->scope().LogIfFailed(grpc_status);
+  reactor->Finish(grpc_status);
 }
 
 // Bytes taken from the inflight budget, returned on destruction unless
@@ -168,7 +170,8 @@ class PositionalEncodingService::TableStream final
         context_(context),
         service_(service),
         peer_(context->peer()),
-        record_(service->stats_, method) {}
+        record_(service->stats_, method),
+        scope_(context, service->calls_, method) {}
 
   // On a valid plan, looks the table up and starts writing; a miss first
   // takes its connection slot, its inflight bytes and a place in the queue.
@@ -351,7 +354,9 @@ class PositionalEncodingService::TableStream final
     slot_.reset();
     charge_.Reset();
     record_.End(status, bytes_sent_);
-    Finish(ToGrpcStatus(status));
+    const grpc::Status grpc_status = ToGrpcStatus(status);
+    scope_.LogIfFailed(grpc_status);
+    Finish(grpc_status);
   }
 
   // Rows per pool task in computed mode: whole messages, at least 256 KiB
@@ -381,6 +386,7 @@ class PositionalEncodingService::TableStream final
   PositionalEncodingService* const service_;
   const std::string peer_;
   CallRecord record_;
+  CallScope scope_;  // until the last reference goes (after OnDone)
   RangePlan plan_;
   std::atomic<int> refs_{1};  // gRPC's, until OnDone
   uint64_t bytes_sent_ = 0;
@@ -406,19 +412,20 @@ class PositionalEncodingService::TableStream final
 
 PositionalEncodingService::PositionalEncodingService(
     const ServiceLimits& limits, TableCache* cache, ComputePool* pool,
-    ByteBudget* inflight, MethodStats* stats)
+    ByteBudget* inflight, MethodStats* stats, CallCounters* calls)
     : limits_(limits),
       cache_(cache),
       pool_(pool),
       inflight_(inflight),
       stats_(stats),
+      calls_(calls),
       miss_limiter_(limits.max_misses_per_connection),
       start_time_(absl::Now()) {}
 
 grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
     grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new UnaryCall(context, calls_, Method::kGetTable);
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetTable);
   absl::Status draining = CheckNotDraining();
   absl::StatusOr<TableSpec> spec =
@@ -503,7 +510,7 @@ PositionalEncodingService::StreamBatches(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
     grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new UnaryCall(context, calls_, Method::kGetRows);
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetRows);
   absl::Status draining = CheckNotDraining();
   absl::StatusOr<GatherPlan> planned =
@@ -616,7 +623,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
     out->set_ok(counts.ok);
     out->set_errors(counts.errors);
   }
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new UnaryCall(context, calls_, Method::kGetStats);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

@@ -32,6 +32,7 @@
 #include "core/table_cache.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.grpc.pb.h"
+#include "server/call_scope.h"
 #include "server/method_stats.h"
 #include "server/miss_limiter.h"
 #include "server/refusal_stats.h"
@@ -50,9 +51,10 @@ class PositionalEncodingService final : public RawTableMethods {
  public:
   // `inflight` bounds the bytes calls hold outside the cache; the cache
   // should charge evicted tables to the same budget.
+  // `calls` counts the calls alive in gRPC (see server/call_scope.h).
   PositionalEncodingService(const ServiceLimits& limits, TableCache* cache,
                             ComputePool* pool, ByteBudget* inflight,
-                            MethodStats* stats);
+                            MethodStats* stats, CallCounters* calls);
 
   grpc::ServerUnaryReactor* GetTable(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
@@ -98,6 +100,7 @@ class PositionalEncodingService final : public RawTableMethods {
   ComputePool* const pool_;
   ByteBudget* const inflight_;
   MethodStats* const stats_;
+  CallCounters* const calls_;
   MissLimiter miss_limiter_;
   RefusalStats refusals_;
   const absl::Time start_time_;

@@ -1,0 +1,38 @@
+#include "server/call_scope.h"
+
+#include "absl/status/status.h"
+#include "common/routing_key.h"
+#include "server/log.h"
+
+namespace posenc {
+
+CallScope::CallScope(grpc::CallbackServerContext* context,
+                     CallCounters* counters, Method method)
+    : counters_(counters), method_(method) {
+  counters_->live.fetch_add(1, std::memory_order_relaxed);
+  counters_->started.fetch_add(1, std::memory_order_relaxed);
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find(kRoutingKeyHeader);
+  if (it != metadata.end()) {
+    key_.assign(it->second.data(), it->second.size());
+    context->AddInitialMetadata(kRoutingKeyHeader, key_);
+  }
+}
+
+CallScope::~CallScope() {
+  counters_->live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void CallScope::LogIfFailed(const grpc::Status& status) const {
+  if (status.ok() || status.error_code() == grpc::StatusCode::CANCELLED) {
+    return;
+  }
+  // The one log line of a failed call (never a payload).
+  Log("WARN", "%s -> %s: %s %s=%s", MethodName(method_),
+      absl::StatusCodeToString(
+          static_cast<absl::StatusCode>(status.error_code())),
+      status.error_message(), kRoutingKeyHeader,
+      key_.empty() ? "(none)" : key_);
+}
+
+}  // namespace posenc
