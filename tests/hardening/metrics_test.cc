@@ -230,6 +230,9 @@ TEST_F(MetricsTest, LogNeverContainsTablePayloads) {
   const std::string log = server_->process().Stderr();
   EXPECT_THAT(log, HasSubstr("spec.d must be even"));
   EXPECT_THAT(log, HasSubstr("positions[0] is 16"));
+  // ...with the method and the routing key the client sent.
+  EXPECT_THAT(log, HasSubstr("/posenc.v1.PositionalEncoding/GetRows -> "));
+  EXPECT_THAT(log, HasSubstr("x-posenc-table=d=8;"));
 
   // Every line is a posenc log line or a gRPC library line.
   const std::regex line_re(
