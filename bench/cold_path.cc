@@ -38,6 +38,7 @@
 #include "absl/flags/parse.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "bench/median_ci.h"
 #include "client/posenc_client.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "posenc_server address");
@@ -56,24 +57,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-// A distribution-free ~95% confidence interval of the median of `v`: the
-// order statistics x(k) and x(n+1-k) with the largest k for which
-// P(Binomial(n, 1/2) < k) <= 2.5% (x(2)..x(8) of 9 rounds, x(4)..x(12) of
-// 15); the whole range below 6 rounds. Unlike the range of the rounds, it
-// narrows as rounds are added, and one preempted round does not move it.
-std::pair<double, double> MedianCi(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  size_t k = 1;
-  double below = 0, term = std::ldexp(1.0, -static_cast<int>(n));  // C(n,0)
-  for (size_t j = 0; j + 1 < n; ++j) {
-    below += term;  // P(B <= j)
-    if (below > 0.025) break;
-    k = j + 1;
-    term = term * static_cast<double>(n - j) / static_cast<double>(j + 1);
-  }
-  return {v[k - 1], v[n - k]};
-}
+using posenc::bench::MedianCi;  // bench/median_ci.h
 
 // "met" when the whole interval meets the target, "MISSED" when none of it
 // does, and "within noise" when the target lies inside it.

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/median_ci.h"
 #include "core/encoding.h"
 #include "core/row_kernel_simd.h"
 #include "hwy/targets.h"
@@ -330,15 +331,8 @@ Measure Get(const std::string& name, int clock = 0) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   const double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  size_t k = 1;
-  double below = 0, term = std::ldexp(1.0, -static_cast<int>(n));  // C(n,0)
-  for (size_t j = 0; j + 1 < n; ++j) {
-    below += term;  // P(B <= j)
-    if (below > 0.025) break;
-    k = j + 1;
-    term = term * static_cast<double>(n - j) / static_cast<double>(j + 1);
-  }
-  return {med, (v[n - k] - v[k - 1]) / 2 / med};
+  const auto [lo, hi] = bench::MedianCi(v);
+  return {med, (hi - lo) / 2 / med};
 }
 
 // Noise band of a ratio a/b: the two half-spreads in quadrature, at least 5%
