@@ -146,9 +146,13 @@ def main():
                              os.path.join(tmp, f"haproxy-{i}.log"), env)
             proxies.append((name, pp, proc))
         time.sleep(2.5)  # health checks: rise 2 x 500 ms
-        warm = h2load(sp)  # the table into the cache
-        if warm.succeeded != n or warm.errored:
-            raise RuntimeError(f"direct run lost calls: {warm}")
+        def direct_run():
+            run = h2load(sp)
+            if run.succeeded != n or run.errored:
+                raise RuntimeError(f"direct run lost calls: {run}")
+            return run
+
+        warm = direct_run()  # the table into the cache
         per_call = warm.data_bytes / n  # one full response's DATA bytes
         print(f"{a.method}: h2load -n {n} -c {c} -m {m} {a.h2load_extra}; "
               f"loadavg {open('/proc/loadavg').read().strip()}; "
@@ -156,7 +160,7 @@ def main():
         ratios = {name: [] for name, _, _ in proxies}
         for r in range(a.rounds):
             s0, k0 = cpu_seconds(server.pid), children_cpu()
-            direct = h2load(sp).rate(per_call)
+            direct = direct_run().rate(per_call)
             s1, k1 = cpu_seconds(server.pid), children_cpu()
             print(f"round {r + 1} (load {os.getloadavg()[0]:.2f}): direct "
                   f"{direct:.0f} req/s (server {1e6 * (s1 - s0) / n:.0f}, "

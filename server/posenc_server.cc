@@ -17,13 +17,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/routing_key.h"
 #include "core/buffer_reserve.h"
 #include "grpc/health/v1/health.pb.h"
-#include "server/log.h"
 #include "server/metrics.h"
 
 namespace posenc {
