@@ -35,6 +35,20 @@ inline constexpr double kAngleAddAbsError = 0x1p-46 * 1.03;
 // y +- slack (2^-53 * (1 + 2^-45)) fits in 2^-45 with room to spare.
 inline constexpr double kAngleAddCheckSlack = 0x1p-45;
 
+// float16 / bfloat16 ranges: the same identity in float32 arithmetic, on
+// float32 copies (RN) of the double inputs above. A 16-bit value needs 8 or
+// 11 bits, so float32 lanes (twice as many per vector, half the bytes
+// loaded) keep a wide margin. Each input is then within
+// eps = 2^-24 + 2^-47 (1 + 2^-24) relative of its true value, plus 2^-150
+// absolute where it underflows; u = 2^-24 per rounding (one product, one
+// fma; an underflowing product adds <= 2^-150):
+//   |y - exact| <= 2 eps + eps^2 + 2.01 u + 2^-146 < 1.01 * 2^-22.
+// The test rounds |y| -+ E to float32 (<= 2^-24 (1 + E) each): E = 2^-21
+// covers the bound with a 1.5x margin. Values within ~2^-21 of a 16-bit
+// rounding boundary, or |y| < 2^-21, are undecided (the per-value path).
+inline constexpr double kAngleAdd32AbsError = 0x1p-22 * 1.01;
+inline constexpr float kAngleAdd32CheckSlack = 0x1p-21f;
+
 // Float64 ranges: the same identity in double-double arithmetic. Inputs are
 // the double-double path's values (core/sincos_double_double.h), each within
 // eps = kDoubleDoubleRelError = 2^-96 relative. Four products by DdMul

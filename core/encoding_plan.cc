@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/angle_addition.h"
 #include "core/exact_sincos_mpfr.h"
 #include "core/rope.h"
 #include "core/rounding.h"
@@ -76,6 +77,9 @@ struct EncodingPlan::AngleTable {
   std::vector<double> sin_j, cos_j;  // [j * padded + i] = sin/cos(j * f_i)
   // float64: low words of the double-double sin_j / cos_j (NaN hi: risky).
   std::vector<double> sin_j_lo, cos_j_lo;
+  // float16 / bfloat16: sin_j / cos_j rounded to float32 (the float32-lane
+  // kernel, Half16RowFromAnchorF32Simd).
+  std::vector<float> sin_j32, cos_j32;
 };
 
 EncodingPlan::EncodingPlan(const TableSpec& spec)
@@ -176,6 +180,20 @@ void EncodingPlan::ComputeRowScaled(uint32_t pos, std::byte* row) const {
     return;
   }
   ComputeRowFromDoubles(pos, row);  // times the attention factor
+}
+
+void EncodingPlan::ComputeColumnFromAnchor(uint32_t column, uint32_t pos,
+                                           double s0, double c0, double sj,
+                                           double cj, std::byte* row) const {
+  uint64_t s_bits, c_bits;
+  if (RoundHalf16IfDecided(AngleAddSin(s0, c0, sj, cj), kAngleAddCheckSlack,
+                           spec_.dtype, &s_bits) &&
+      RoundHalf16IfDecided(AngleAddCos(s0, c0, sj, cj), kAngleAddCheckSlack,
+                           spec_.dtype, &c_bits)) {
+    StorePair(column, s_bits, c_bits, row);
+  } else {
+    ComputeColumn(column, pos, row);
+  }
 }
 
 void EncodingPlan::ComputeColumn(uint32_t column, uint32_t pos,
@@ -339,6 +357,10 @@ const EncodingPlan::AngleTable& EncodingPlan::GetAngleTable() const {
         if (risky[i]) AccurateSinCos(i, j, &s[i], &c[i]);
       }
     }
+    if (spec_.dtype == DType::kFloat16 || spec_.dtype == DType::kBFloat16) {
+      t.sin_j32.assign(sin_j.begin(), sin_j.end());
+      t.cos_j32.assign(cos_j.begin(), cos_j.end());
+    }
     t.padded = padded;
     t.sin_j = std::move(sin_j);
     t.cos_j = std::move(cos_j);
@@ -454,28 +476,59 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
     const bool stream = f32 && uint64_t{count} * row_bytes >= kStreamMinBytes;
     std::vector<double> s0(t->padded), c0(t->padded);
     std::vector<uint8_t> risky(t->padded);
+    // 16-bit dtypes: the anchor rounded to float32 for the float32-lane
+    // kernel of rows j >= 1 (the anchor row itself is rounded from double).
+    std::vector<float> s0f(f32 ? 0 : t->padded), c0f(f32 ? 0 : t->padded);
+    const bool bf16 = spec_.dtype == DType::kBFloat16;
     SlowColumn ctx{this, 0, nullptr};
+    // The float32-lane kernel's fallback: the double angle addition first.
+    struct FromAnchor {
+      const EncodingPlan* plan;
+      const SlowColumn* at;
+      const double *s0, *c0, *sj, *cj;
+    } from_anchor{this, &ctx, s0.data(), c0.data(), nullptr, nullptr};
+    const SlowColumnFn from_anchor_fn = [](void* self, uint32_t i) {
+      const auto* f = static_cast<const FromAnchor*>(self);
+      f->plan->ComputeColumnFromAnchor(i, f->at->pos, f->s0[i], f->c0[i],
+                                       f->sj[i], f->cj[i], f->at->row);
+    };
     while (p < end) {
       const uint32_t p0 = p - p % k;
       if (!ComputeAnchor(p0, s0.data(), c0.data(), risky.data())) break;
+      if (!f32) {
+        std::copy(s0.begin(), s0.end(), s0f.begin());
+        std::copy(c0.begin(), c0.end(), c0f.begin());
+      }
       const uint32_t block_end = std::min<uint64_t>(end, uint64_t{p0} + k);
       for (; p < block_end; ++p) {
         std::byte* row = out + size_t{p - first} * row_bytes;
         const uint32_t j = p - p0;
         ctx.pos = p;
         ctx.row = row;
-        const double* sj = j == 0 ? nullptr : &t->sin_j[size_t{j} * t->padded];
-        const double* cj = &t->cos_j[size_t{j} * t->padded];
-        if (p == 0 ||
-            !(f32 ? Float32RowFromAnchorSimd(s0.data(), c0.data(), sj, cj,
-                                             fast_columns_, half_, spec_.layout,
-                                             reinterpret_cast<float*>(row),
-                                             stream, SlowColumn::Call, &ctx)
-                  : Half16RowFromAnchorSimd(s0.data(), c0.data(), sj, cj,
-                                            fast_columns_, half_, spec_.layout,
-                                            spec_.dtype == DType::kBFloat16,
-                                            reinterpret_cast<uint16_t*>(row),
-                                            SlowColumn::Call, &ctx))) {
+        const size_t at = size_t{j} * t->padded;
+        const double* sj = j == 0 ? nullptr : &t->sin_j[at];
+        const double* cj = &t->cos_j[at];
+        auto* row16 = reinterpret_cast<uint16_t*>(row);
+        bool ok;
+        if (p == 0) {
+          ok = false;
+        } else if (f32) {
+          ok = Float32RowFromAnchorSimd(
+              s0.data(), c0.data(), sj, cj, fast_columns_, half_, spec_.layout,
+              reinterpret_cast<float*>(row), stream, SlowColumn::Call, &ctx);
+        } else if (j == 0) {
+          ok = Half16RowFromAnchorSimd(s0.data(), c0.data(), nullptr, cj,
+                                       fast_columns_, half_, spec_.layout, bf16,
+                                       row16, SlowColumn::Call, &ctx);
+        } else {
+          from_anchor.sj = sj;
+          from_anchor.cj = cj;
+          ok = Half16RowFromAnchorF32Simd(
+              s0f.data(), c0f.data(), &t->sin_j32[at], &t->cos_j32[at],
+              fast_columns_, half_, spec_.layout, bf16, row16, from_anchor_fn,
+              &from_anchor);
+        }
+        if (!ok) {
           ComputeRow(p, row);
           continue;
         }

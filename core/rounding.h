@@ -31,6 +31,37 @@ uint64_t EncodeExact(double v, DType dtype);
 // Bits of RNE_dtype(y) for a double y with |y| <= 2.
 uint64_t RoundDoubleToBits(double y, DType dtype);
 
+// The interval test into float16 / bfloat16 without arithmetic on the grid:
+// whether every real in [fl(|y| - e), fl(|y| + e)] rounds (RNE) to one
+// value, which is then written to `bits` with y's sign. Normal values of
+// both formats are the doubles whose low 42 (float16) or 45 (bfloat16)
+// bits are zero, their midpoints those whose low bits are the top one of
+// that field; positive doubles order as their bits, so the interval holds
+// no midpoint (ends included) iff the two keys below agree. False
+// (undecided) also when the low end is below the format's smallest normal
+// (its subnormals, zero, or a sign change). |y| <= 2, e >= 0.
+inline bool RoundHalf16IfDecided(double y, double e, DType dtype,
+                                 uint64_t* bits) {
+  const bool bf16 = dtype == DType::kBFloat16;
+  const int shift = bf16 ? 45 : 42;
+  const double min_normal = bf16 ? 0x1p-126 : 0x1p-14;
+  const double ay = y < 0 ? -y : y;
+  const double a = ay - e, b = ay + e;
+  if (!(a >= min_normal)) return false;
+  uint64_t ab, bb, yb;
+  std::memcpy(&ab, &a, 8);
+  std::memcpy(&bb, &b, 8);
+  std::memcpy(&yb, &y, 8);
+  const uint64_t half = uint64_t{1} << (shift - 1);
+  const uint64_t lo = (ab + half - 1) >> shift;
+  if (lo != (bb + half) >> shift) return false;
+  // Rebias the exponent field from double's 1023 to 127 or 15.
+  const uint64_t rebias =
+      bf16 ? uint64_t{1023 - 127} << 7 : uint64_t{1023 - 15} << 10;
+  *bits = (lo - rebias) | ((yb >> 48) & 0x8000);
+  return true;
+}
+
 // Bits of RNE_dtype(x) for an MPFR number x with |x| <= 2 (any precision).
 uint64_t RoundMpfrToBits(mpfr_srcptr x, DType dtype);
 

@@ -443,6 +443,125 @@ bool Half16RowFromAnchorSimdImpl(const double* s0, const double* c0,
   return true;
 }
 
+// Interval rounding test into a 16-bit format on float32 lanes, by the bits
+// of the interval's ends. Both formats' values are float32 values whose low
+// kShift bits are zero (bfloat16: 16, subnormals included; float16: 13, in
+// its normal range |x| >= 2^-14), and their midpoints are the float32 values
+// whose low kShift bits are 1 << (kShift - 1). For positive floats the bits
+// order as the values, so a = fl(|y| - e) and b = fl(|y| + e) hold no
+// midpoint between them (ends included) iff
+//   (bits(b) + 2^(kShift-1)) >> kShift == (bits(a) + 2^(kShift-1) - 1) >>
+//   kShift,
+// and then every real in [a, b] rounds (RNE) to the value with that key
+// (binade edges included: the grid is uniform in the bits). Undecided too
+// where a <= 0 (the interval reaches zero: the sign is unknown) and, for
+// float16, where a < 2^-14 (its subnormals are not on that grid).
+// Encoding: the key, less (127 - 15) << 10 for float16's exponent bias, with
+// y's sign; meaningful only where decided.
+template <bool kBFloat16, class D, class V = hn::Vec<D>>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundHalf16FromFloat32(
+    D d, V y, V e, hn::Mask<hn::RebindToUnsigned<D>>& undecided) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  constexpr int kShift = kBFloat16 ? 16 : 13;
+  constexpr uint32_t kHalfQuantum = uint32_t{1} << (kShift - 1);
+  constexpr int32_t kMinBits = kBFloat16 ? 1 : (127 - 14) << 23;
+  constexpr uint32_t kRebias = kBFloat16 ? 0 : (127 - 15) << 10;
+  const V ay = hn::Abs(y);
+  const auto a = hn::BitCast(du, hn::Sub(ay, e));
+  const auto b = hn::BitCast(du, hn::Add(ay, e));
+  const auto lo =
+      hn::ShiftRight<kShift>(hn::Add(a, hn::Set(du, kHalfQuantum - 1)));
+  const auto hi = hn::ShiftRight<kShift>(hn::Add(b, hn::Set(du, kHalfQuantum)));
+  undecided = hn::Or(
+      hn::Ne(lo, hi),
+      hn::RebindMask(du, hn::Lt(hn::BitCast(di, a), hn::Set(di, kMinBits))));
+  const auto sign =
+      hn::And(hn::ShiftRight<16>(hn::BitCast(du, y)), hn::Set(du, 0x8000u));
+  return hn::Or(hn::Sub(lo, hn::Set(du, kRebias)), sign);
+}
+
+// float16 / bfloat16 row p0 + j, j >= 1, from float32 copies of the anchor
+// and table rows; see Half16RowFromAnchorF32Simd.
+template <bool kBFloat16>
+HWY_INLINE void Half16RowFromAnchorF32T(const float* s0, const float* c0,
+                                        const float* sj, const float* cj,
+                                        uint32_t columns, uint32_t half,
+                                        Layout layout, uint16_t* row,
+                                        SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::Rebind<uint16_t, decltype(d)> d16;
+  const size_t n = hn::Lanes(d);
+  uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
+  uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
+  const auto slack = hn::Set(d, kAngleAdd32CheckSlack);
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    const auto S = hn::LoadU(d, s0 + i);
+    const auto C = hn::LoadU(d, c0 + i);
+    const auto G = hn::LoadU(d, cj + i);
+    const auto Sg = hn::LoadU(d, sj + i);
+    const auto ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
+    const auto yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
+    hn::Mask<decltype(du)> s_undecided, c_undecided;
+    const auto sb =
+        RoundHalf16FromFloat32<kBFloat16>(d, ys, slack, s_undecided);
+    const auto cb =
+        RoundHalf16FromFloat32<kBFloat16>(d, yc, slack, c_undecided);
+    const auto undecided = hn::Or(s_undecided, c_undecided);
+    const size_t valid = HWY_MIN(n, size_t{columns - i});
+    // Undecided lanes may hold garbage in both halves of their column:
+    // `slow` rewrites both values.
+    if (layout == Layout::kInterleaved) {
+      // (c << 16) | s per lane = s, c in memory order.
+      const auto pair = hn::Or(hn::ShiftLeft<16>(cb), sb);
+      if (HWY_LIKELY(valid == n)) {
+        hn::StoreU(pair, du, reinterpret_cast<uint32_t*>(row + 2 * size_t{i}));
+      } else {
+        uint32_t tmp[hn::MaxLanes(du)];
+        hn::StoreU(pair, du, tmp);
+        std::memcpy(row + 2 * size_t{i}, tmp, valid * sizeof(uint32_t));
+      }
+    } else {
+      const auto s16 = hn::TruncateTo(d16, sb);
+      const auto c16 = hn::TruncateTo(d16, cb);
+      if (HWY_LIKELY(valid == n)) {
+        hn::StoreU(s16, d16, sin_base + i);
+        hn::StoreU(c16, d16, cos_base + i);
+      } else {
+        uint16_t st[hn::MaxLanes(d16)], ct[hn::MaxLanes(d16)];
+        hn::StoreU(s16, d16, st);
+        hn::StoreU(c16, d16, ct);
+        std::memcpy(sin_base + i, st, valid * sizeof(uint16_t));
+        std::memcpy(cos_base + i, ct, valid * sizeof(uint16_t));
+      }
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(du, undecided))) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(du, undecided, bits);
+      for (size_t k = 0; k < valid; ++k) {
+        if ((bits[k / 8] >> (k % 8)) & 1)
+          slow(ctx, i + static_cast<uint32_t>(k));
+      }
+    }
+  }
+}
+
+bool Half16RowFromAnchorF32SimdImpl(const float* s0, const float* c0,
+                                    const float* sj, const float* cj,
+                                    uint32_t columns, uint32_t half,
+                                    Layout layout, bool bfloat16, uint16_t* row,
+                                    SlowColumnFn slow, void* ctx) {
+  if (bfloat16) {
+    Half16RowFromAnchorF32T<true>(s0, c0, sj, cj, columns, half, layout, row,
+                                  slow, ctx);
+  } else {
+    Half16RowFromAnchorF32T<false>(s0, c0, sj, cj, columns, half, layout, row,
+                                   slow, ctx);
+  }
+  return true;
+}
+
 // Double-double operations on vectors, operation for operation the same as
 // core/double_double.h (TwoSum, FastTwoSum, DdAdd, DdMul).
 template <class V>
@@ -734,6 +853,11 @@ bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                  bool, uint16_t*, SlowColumnFn, void*) {
   return false;
 }
+bool Half16RowFromAnchorF32SimdImpl(const float*, const float*, const float*,
+                                    const float*, uint32_t, uint32_t, Layout,
+                                    bool, uint16_t*, SlowColumnFn, void*) {
+  return false;
+}
 bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
                                   double*, bool, SlowColumnFn, void*) {
   return false;
@@ -761,6 +885,7 @@ HWY_EXPORT(SinCosColumnsSimdImpl);
 HWY_EXPORT(Float32RowFromAnchorSimdImpl);
 HWY_EXPORT(FlushStreamImpl);
 HWY_EXPORT(Half16RowFromAnchorSimdImpl);
+HWY_EXPORT(Half16RowFromAnchorF32SimdImpl);
 HWY_EXPORT(Float64RowFromAnchorSimdImpl);
 HWY_EXPORT(DdSinCosColumnsSimdImpl);
 HWY_EXPORT(TargetNameImpl);
@@ -780,6 +905,15 @@ bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
                              bool bfloat16, uint16_t* row, SlowColumnFn slow,
                              void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorSimdImpl)(
+      s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
+}
+
+bool Half16RowFromAnchorF32Simd(const float* s0, const float* c0,
+                                const float* sj, const float* cj,
+                                uint32_t columns, uint32_t half, Layout layout,
+                                bool bfloat16, uint16_t* row, SlowColumnFn slow,
+                                void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorF32SimdImpl)(
       s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
 }
 

@@ -225,6 +225,133 @@ TEST(AngleAddition, Half16KernelRounding_EqualsScalarIntervalTest) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+// The float32-lane 16-bit kernel (Half16RowFromAnchorF32Simd) against a
+// scalar model of the same float32 arithmetic: y = fmaf(S, G, fl(C*Sg)) and
+// fmaf(C, G, -fl(S*Sg)), decided iff a = fl(|y| - E) > 0 and
+// RoundDoubleToBits(a) == RoundDoubleToBits(b), b = fl(|y| + E). A written
+// column must hold RoundDoubleToBits(y) and be decided by that test; an
+// undecided one must go to `slow` (the kernel may send more: ends exactly
+// on a midpoint, float16 subnormals). Half the rounds feed y directly
+// (G = 1, Sg = 0) with values on and next to 16-bit midpoints, binade
+// edges, float16 subnormals, zeros and tiny values; half use random points
+// of the unit circle, as the tables do.
+TEST(AngleAddition, Half16F32KernelRounding_EqualsScalarIntervalTest) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::uniform_int_distribution<int> expo(-30, 0);
+  std::uniform_int_distribution<int> ulps(-3, 3);
+  constexpr uint32_t kCols = 1000;  // not a multiple of the vector length
+  const float e = kAngleAdd32CheckSlack;
+  uint64_t checked = 0, undecided = 0, mismatches = 0, extra_slow = 0;
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    const FloatFormat fmt = FormatOf(dtype);
+    for (Layout layout : kLayouts) {
+      for (int round = 0; round < 40; ++round) {
+        const bool direct = round % 2 == 0;
+        const size_t padded = RoundUpToKernelLanes(kCols);
+        std::vector<float> s0(padded), c0(padded), sj(padded, 0.0f),
+            cj(padded, 1.0f);
+        for (uint32_t i = 0; i < kCols; ++i) {
+          if (!direct) {
+            const double a = 4 * uni(rng), b = 4 * uni(rng);
+            s0[i] = static_cast<float>(std::sin(a));
+            c0[i] = static_cast<float>(std::cos(a));
+            sj[i] = static_cast<float>(std::sin(b));
+            cj[i] = static_cast<float>(std::cos(b));
+            continue;
+          }
+          for (float* v : {&s0[i], &c0[i]}) {
+            const uint32_t k = static_cast<uint32_t>(rng() % 6);
+            const int ex = expo(rng);
+            double x;
+            if (k == 0) {  // a midpoint of the format, give or take ulps
+              const int q =
+                  std::max(ex, fmt.min_exponent) - (fmt.precision - 1);
+              const double m =
+                  std::floor(std::ldexp(std::fabs(uni(rng)), ex - q));
+              x = std::ldexp(m + 0.5, q);
+            } else if (k == 1) {  // a binade edge
+              x = std::ldexp(1.0, ex);
+            } else if (k == 2) {  // tiny: the interval reaches zero
+              x = std::ldexp(uni(rng), -21 - static_cast<int>(rng() % 4));
+            } else if (k == 3) {  // float16 subnormal range
+              x = std::ldexp(uni(rng), -14);
+            } else if (k == 4) {
+              x = rng() % 2 ? 0.0 : 1.0;
+            } else {
+              x = std::ldexp(uni(rng), ex);
+            }
+            float f = static_cast<float>(x);
+            for (int u = ulps(rng); u != 0; u += u > 0 ? -1 : 1) {
+              f = std::nextafter(f, u > 0 ? 2.0f : -2.0f);
+            }
+            *v = rng() % 2 ? -f : f;
+          }
+        }
+        std::vector<uint16_t> row(2 * kCols + 2, 0xdead);
+        struct Ctx {
+          std::vector<bool> slow;
+        } ctx{std::vector<bool>(kCols)};
+        auto slow = [](void* c, uint32_t column) {
+          static_cast<Ctx*>(c)->slow.at(column) = true;
+        };
+        if (!Half16RowFromAnchorF32Simd(
+                s0.data(), c0.data(), sj.data(), cj.data(), kCols, kCols,
+                layout, dtype == DType::kBFloat16, row.data(), slow, &ctx)) {
+          GTEST_SKIP() << "no SIMD target with FMA";
+        }
+        EXPECT_EQ(row[2 * kCols], 0xdead);  // nothing past the row
+        for (uint32_t i = 0; i < kCols; ++i) {
+          const float y[2] = {std::fma(s0[i], cj[i], c0[i] * sj[i]),
+                              std::fma(c0[i], cj[i], -(s0[i] * sj[i]))};
+          bool decided = true;
+          uint64_t want[2];
+          for (int v = 0; v < 2; ++v) {
+            const float a = std::fabs(y[v]) - e, b = std::fabs(y[v]) + e;
+            want[v] = RoundDoubleToBits(y[v], dtype);
+            decided &= a > 0 && RoundDoubleToBits(a, dtype) ==
+                                    RoundDoubleToBits(b, dtype);
+          }
+          checked += 2;
+          undecided += !decided;
+          size_t sc = i, cc = i;
+          if (layout == Layout::kInterleaved) {
+            sc = 2 * size_t{i};
+            cc = sc + 1;
+          } else if (layout == Layout::kConcatSinCos) {
+            cc = kCols + size_t{i};
+          } else {
+            sc = kCols + size_t{i};
+          }
+          const bool ok =
+              (decided || ctx.slow[i]) &&
+              (ctx.slow[i] || (row[sc] == want[0] && row[cc] == want[1]));
+          extra_slow += decided && ctx.slow[i];
+          if (!ok && ++mismatches <= 10) {
+            ADD_FAILURE() << "dtype " << int(dtype) << " layout " << int(layout)
+                          << " col " << i << " y " << y[0] << " " << y[1]
+                          << " slow " << ctx.slow[i] << " decided " << decided
+                          << " got 0x" << std::hex << row[sc] << " 0x"
+                          << row[cc] << " want 0x" << want[0] << " 0x"
+                          << want[1];
+          }
+        }
+      }
+    }
+  }
+  std::printf(
+      "[numerics] Half16 float32-lane kernel: %llu values, %llu pairs "
+      "undecided, %llu decided pairs sent to the slow path, %llu "
+      "mismatched\n",
+      static_cast<unsigned long long>(checked),
+      static_cast<unsigned long long>(undecided),
+      static_cast<unsigned long long>(extra_slow),
+      static_cast<unsigned long long>(mismatches));
+  EXPECT_GT(undecided, 0u);
+  EXPECT_GT(checked - 2 * undecided, checked / 2);  // most are decided
+  EXPECT_EQ(mismatches, 0u);
+}
+
 // The SIMD double-double sin/cos (anchors and table of the float64 range
 // path) repeats DoubleDoubleSinCosOf operation for operation: same bits,
 // same risky flags (NaN hi words), for random positions up to 2^24 and
@@ -535,21 +662,32 @@ TEST(AngleAddition, NearZeroCrossings_MatchMpfr) {
         if (j == 0) continue;
         const FastSinCos a = FastSinCosScalar(p0, f[column].w0, f[column].w1);
         const FastSinCos t = FastSinCosScalar(j, f[column].w0, f[column].w1);
+        if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+          // The float32-lane kernel (Half16RowFromAnchorF32Simd).
+          const float S = static_cast<float>(a.sin),
+                      C = static_cast<float>(a.cos);
+          const float Sg = static_cast<float>(t.sin),
+                      G = static_cast<float>(t.cos);
+          for (float y : {std::fma(S, G, C * Sg), std::fma(C, G, -(S * Sg))}) {
+            const float lo = std::fabs(y) - kAngleAdd32CheckSlack;
+            const float hi = std::fabs(y) + kAngleAdd32CheckSlack;
+            undecided += !(lo > 0) || RoundDoubleToBits(lo, dtype) !=
+                                          RoundDoubleToBits(hi, dtype);
+          }
+          continue;
+        }
         for (double y : {AngleAddSin(a.sin, a.cos, t.sin, t.cos),
                          AngleAddCos(a.sin, a.cos, t.sin, t.cos)}) {
           undecided += RoundDoubleToBits(y - kAngleAddCheckSlack, dtype) !=
                        RoundDoubleToBits(y + kAngleAddCheckSlack, dtype);
         }
       }
-      // float16/bfloat16 quanta are far coarser than 2^-45 near these
-      // values, so only float32 reliably leaves some undecided here (the
-      // 16-bit fallback is exercised by Half16KernelRounding_...).
       std::printf(
           "[numerics] near-zero values undecided by the range "
           "path (per-value fallback): %llu (%s)\n",
           static_cast<unsigned long long>(undecided),
           spec.DebugString().c_str());
-      if (dtype == DType::kFloat32) {
+      if (dtype != DType::kFloat64) {  // float64: ranges of its own (4b)
         EXPECT_GT(undecided, 0u);
       }
       for (auto [p, column] : hits) {

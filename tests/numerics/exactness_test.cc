@@ -2,6 +2,7 @@
 // reference (tests/numerics/mpfr_reference.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -310,6 +311,59 @@ TEST(Rounding, DoubleToFloat16IncludingSubnormals_MatchesCompiler) {
   RecordProperty("values_compared_not_mpfr", std::to_string(checked));
   std::printf("[numerics] Rounding: %llu values compared with _Float16\n",
               static_cast<unsigned long long>(checked));
+}
+
+// RoundHalf16IfDecided (the bit-key interval test of the float16 /
+// bfloat16 range fallback) against the interval test on RoundDoubleToBits:
+// where it decides, the scalar test decides too and the bits are
+// RoundDoubleToBits(y); where the scalar test is undecided, so is it.
+// Values on, next to and between midpoints, at binade edges, near the
+// smallest normals and zero, with slacks from 0 to 2^-20.
+TEST(Rounding, Half16BitKeyIntervalTest_AgreesWithRoundDoubleToBits) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  uint64_t decided = 0, undecided = 0;
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    const FloatFormat fmt = FormatOf(dtype);
+    for (int k = 0; k < 300000; ++k) {
+      const int ex = static_cast<int>(rng() % 40) - 38 +
+                     (dtype == DType::kBFloat16 && k % 5 == 0 ? -95 : 0);
+      const int q = std::max(ex, fmt.min_exponent) - (fmt.precision - 1);
+      double y = std::ldexp(1 + uni(rng), ex);
+      switch (k % 4) {
+        case 0:  // a midpoint, give or take a few double ulps
+          y = std::ldexp(std::floor(std::ldexp(y, -q)) + 0.5, q);
+          for (int u = static_cast<int>(rng() % 7) - 3; u != 0;
+               u += u > 0 ? -1 : 1) {
+            y = std::nextafter(y, u > 0 ? 4.0 : 0.0);
+          }
+          break;
+        case 1:  // a binade edge
+          y = std::ldexp(1.0, ex);
+          break;
+        default:
+          break;
+      }
+      if (rng() % 2) y = -y;
+      const double e =
+          k % 3 == 0 ? 0.0 : std::ldexp(uni(rng), -20 - int(rng() % 40));
+      const uint64_t lo = RoundDoubleToBits(y - e, dtype);
+      const bool scalar_decided = lo == RoundDoubleToBits(y + e, dtype);
+      uint64_t bits = 0;
+      if (RoundHalf16IfDecided(y, e, dtype, &bits)) {
+        ++decided;
+        ASSERT_TRUE(scalar_decided) << y << " e " << e;
+        ASSERT_EQ(bits, RoundDoubleToBits(y, dtype)) << y << " e " << e;
+      } else {
+        ++undecided;
+      }
+    }
+  }
+  std::printf("[numerics] Half16 bit-key test: %llu decided, %llu undecided\n",
+              static_cast<unsigned long long>(decided),
+              static_cast<unsigned long long>(undecided));
+  EXPECT_GT(decided, 200000u);
+  EXPECT_GT(undecided, 50000u);
 }
 
 }  // namespace
