@@ -5,7 +5,6 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/angle_addition.h"
 #include "core/exact_sincos_mpfr.h"
 #include "core/rope.h"
 #include "core/rounding.h"
@@ -180,20 +179,6 @@ void EncodingPlan::ComputeRowScaled(uint32_t pos, std::byte* row) const {
     return;
   }
   ComputeRowFromDoubles(pos, row);  // times the attention factor
-}
-
-void EncodingPlan::ComputeColumnFromAnchor(uint32_t column, uint32_t pos,
-                                           double s0, double c0, double sj,
-                                           double cj, std::byte* row) const {
-  uint64_t s_bits, c_bits;
-  if (RoundHalf16IfDecided(AngleAddSin(s0, c0, sj, cj), kAngleAddCheckSlack,
-                           spec_.dtype, &s_bits) &&
-      RoundHalf16IfDecided(AngleAddCos(s0, c0, sj, cj), kAngleAddCheckSlack,
-                           spec_.dtype, &c_bits)) {
-    StorePair(column, s_bits, c_bits, row);
-  } else {
-    ComputeColumn(column, pos, row);
-  }
 }
 
 void EncodingPlan::ComputeColumn(uint32_t column, uint32_t pos,
@@ -481,17 +466,6 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
     std::vector<float> s0f(f32 ? 0 : t->padded), c0f(f32 ? 0 : t->padded);
     const bool bf16 = spec_.dtype == DType::kBFloat16;
     SlowColumn ctx{this, 0, nullptr};
-    // The float32-lane kernel's fallback: the double angle addition first.
-    struct FromAnchor {
-      const EncodingPlan* plan;
-      const SlowColumn* at;
-      const double *s0, *c0, *sj, *cj;
-    } from_anchor{this, &ctx, s0.data(), c0.data(), nullptr, nullptr};
-    const SlowColumnFn from_anchor_fn = [](void* self, uint32_t i) {
-      const auto* f = static_cast<const FromAnchor*>(self);
-      f->plan->ComputeColumnFromAnchor(i, f->at->pos, f->s0[i], f->c0[i],
-                                       f->sj[i], f->cj[i], f->at->row);
-    };
     while (p < end) {
       const uint32_t p0 = p - p % k;
       if (!ComputeAnchor(p0, s0.data(), c0.data(), risky.data())) break;
@@ -521,12 +495,16 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
                                        fast_columns_, half_, spec_.layout, bf16,
                                        row16, SlowColumn::Call, &ctx);
         } else {
-          from_anchor.sj = sj;
-          from_anchor.cj = cj;
-          ok = Half16RowFromAnchorF32Simd(
-              s0f.data(), c0f.data(), &t->sin_j32[at], &t->cos_j32[at],
-              fast_columns_, half_, spec_.layout, bf16, row16, from_anchor_fn,
-              &from_anchor);
+          const Half16Arrays a{s0f.data(),
+                               c0f.data(),
+                               &t->sin_j32[at],
+                               &t->cos_j32[at],
+                               s0.data(),
+                               c0.data(),
+                               sj,
+                               cj};
+          ok = Half16RowFromAnchorF32Simd(a, fast_columns_, half_, spec_.layout,
+                                          bf16, row16, SlowColumn::Call, &ctx);
         }
         if (!ok) {
           ComputeRow(p, row);

@@ -63,14 +63,6 @@ class EncodingPlan {
   // Row `pos` with the attention factor (scaled_): every value by the
   // per-value path, vector sin/cos first where the dtype allows.
   void ComputeRowScaled(uint32_t pos, std::byte* row) const;
-  // Pair `column` of row `pos` = p0 + j from the double anchor (s0, c0) and
-  // table (sj, cj) values by the double angle addition and its interval
-  // test (core/angle_addition.h); ComputeColumn where that is undecided.
-  // The fallback of the float32-lane 16-bit kernel: its slack of 2^-21
-  // leaves ~0.1-1% of values undecided, of which this decides nearly all.
-  void ComputeColumnFromAnchor(uint32_t column, uint32_t pos, double s0,
-                               double c0, double sj, double cj,
-                               std::byte* row) const;
   void ComputeRowFloat32(uint32_t pos, std::byte* row) const;
   void ComputeRowFromDoubles(uint32_t pos, std::byte* row) const;
   // sin/cos(pos * f_column) in double within 2^-52.9 relative (double-double

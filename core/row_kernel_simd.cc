@@ -11,6 +11,7 @@
 #include "hwy/highway.h"
 // Keep after highway.h (the include-guard dance of Highway).
 #include "core/angle_addition.h"
+#include "core/rounding.h"
 #include "core/row_kernel_simd.h"
 #include "core/sincos_double_double.h"
 #include "core/sincos_fast.h"
@@ -484,8 +485,7 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundHalf16FromFloat32(
 // float16 / bfloat16 row p0 + j, j >= 1, from float32 copies of the anchor
 // and table rows; see Half16RowFromAnchorF32Simd.
 template <bool kBFloat16>
-HWY_INLINE void Half16RowFromAnchorF32T(const float* s0, const float* c0,
-                                        const float* sj, const float* cj,
+HWY_INLINE void Half16RowFromAnchorF32T(const Half16Arrays& arr,
                                         uint32_t columns, uint32_t half,
                                         Layout layout, uint16_t* row,
                                         SlowColumnFn slow, void* ctx) {
@@ -496,11 +496,33 @@ HWY_INLINE void Half16RowFromAnchorF32T(const float* s0, const float* c0,
   uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
   uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
   const auto slack = hn::Set(d, kAngleAdd32CheckSlack);
+  const DType dtype = kBFloat16 ? DType::kBFloat16 : DType::kFloat16;
+  // One column in double: the retry of an undecided one.
+  const hn::CappedTag<double, 1> d1;
+  auto retry = [&](uint32_t c) {
+    const auto S = hn::LoadU(d1, arr.s0d + c), C = hn::LoadU(d1, arr.c0d + c);
+    const auto G = hn::LoadU(d1, arr.cjd + c), Sg = hn::LoadU(d1, arr.sjd + c);
+    uint64_t sb, cb;
+    if (!RoundHalf16IfDecided(hn::GetLane(hn::MulAdd(S, G, hn::Mul(C, Sg))),
+                              kAngleAddCheckSlack, dtype, &sb) ||
+        !RoundHalf16IfDecided(hn::GetLane(hn::MulSub(C, G, hn::Mul(S, Sg))),
+                              kAngleAddCheckSlack, dtype, &cb)) {
+      slow(ctx, c);
+      return;
+    }
+    if (layout == Layout::kInterleaved) {
+      row[2 * size_t{c}] = static_cast<uint16_t>(sb);
+      row[2 * size_t{c} + 1] = static_cast<uint16_t>(cb);
+    } else {
+      sin_base[c] = static_cast<uint16_t>(sb);
+      cos_base[c] = static_cast<uint16_t>(cb);
+    }
+  };
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
-    const auto S = hn::LoadU(d, s0 + i);
-    const auto C = hn::LoadU(d, c0 + i);
-    const auto G = hn::LoadU(d, cj + i);
-    const auto Sg = hn::LoadU(d, sj + i);
+    const auto S = hn::LoadU(d, arr.s0 + i);
+    const auto C = hn::LoadU(d, arr.c0 + i);
+    const auto G = hn::LoadU(d, arr.cj + i);
+    const auto Sg = hn::LoadU(d, arr.sj + i);
     const auto ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
     const auto yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
     hn::Mask<decltype(du)> s_undecided, c_undecided;
@@ -511,7 +533,7 @@ HWY_INLINE void Half16RowFromAnchorF32T(const float* s0, const float* c0,
     const auto undecided = hn::Or(s_undecided, c_undecided);
     const size_t valid = HWY_MIN(n, size_t{columns - i});
     // Undecided lanes may hold garbage in both halves of their column:
-    // `slow` rewrites both values.
+    // the retry rewrites both values.
     if (layout == Layout::kInterleaved) {
       // (c << 16) | s per lane = s, c in memory order.
       const auto pair = hn::Or(hn::ShiftLeft<16>(cb), sb);
@@ -539,25 +561,24 @@ HWY_INLINE void Half16RowFromAnchorF32T(const float* s0, const float* c0,
     if (HWY_UNLIKELY(!hn::AllFalse(du, undecided))) {
       uint8_t bits[8] = {};
       hn::StoreMaskBits(du, undecided, bits);
-      for (size_t k = 0; k < valid; ++k) {
-        if ((bits[k / 8] >> (k % 8)) & 1)
-          slow(ctx, i + static_cast<uint32_t>(k));
+      uint64_t m;
+      std::memcpy(&m, bits, sizeof(m));
+      m &= valid == 64 ? ~uint64_t{0} : (uint64_t{1} << valid) - 1;
+      for (; m != 0; m &= m - 1) {  // set lanes only (few, unpredictable)
+        retry(i + static_cast<uint32_t>(__builtin_ctzll(m)));
       }
     }
   }
 }
 
-bool Half16RowFromAnchorF32SimdImpl(const float* s0, const float* c0,
-                                    const float* sj, const float* cj,
-                                    uint32_t columns, uint32_t half,
-                                    Layout layout, bool bfloat16, uint16_t* row,
-                                    SlowColumnFn slow, void* ctx) {
+bool Half16RowFromAnchorF32SimdImpl(const Half16Arrays& a, uint32_t columns,
+                                    uint32_t half, Layout layout, bool bfloat16,
+                                    uint16_t* row, SlowColumnFn slow,
+                                    void* ctx) {
   if (bfloat16) {
-    Half16RowFromAnchorF32T<true>(s0, c0, sj, cj, columns, half, layout, row,
-                                  slow, ctx);
+    Half16RowFromAnchorF32T<true>(a, columns, half, layout, row, slow, ctx);
   } else {
-    Half16RowFromAnchorF32T<false>(s0, c0, sj, cj, columns, half, layout, row,
-                                   slow, ctx);
+    Half16RowFromAnchorF32T<false>(a, columns, half, layout, row, slow, ctx);
   }
   return true;
 }
@@ -853,9 +874,9 @@ bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                  bool, uint16_t*, SlowColumnFn, void*) {
   return false;
 }
-bool Half16RowFromAnchorF32SimdImpl(const float*, const float*, const float*,
-                                    const float*, uint32_t, uint32_t, Layout,
-                                    bool, uint16_t*, SlowColumnFn, void*) {
+bool Half16RowFromAnchorF32SimdImpl(const Half16Arrays&, uint32_t, uint32_t,
+                                    Layout, bool, uint16_t*, SlowColumnFn,
+                                    void*) {
   return false;
 }
 bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
@@ -908,13 +929,11 @@ bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
       s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
 }
 
-bool Half16RowFromAnchorF32Simd(const float* s0, const float* c0,
-                                const float* sj, const float* cj,
-                                uint32_t columns, uint32_t half, Layout layout,
-                                bool bfloat16, uint16_t* row, SlowColumnFn slow,
-                                void* ctx) {
+bool Half16RowFromAnchorF32Simd(const Half16Arrays& a, uint32_t columns,
+                                uint32_t half, Layout layout, bool bfloat16,
+                                uint16_t* row, SlowColumnFn slow, void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorF32SimdImpl)(
-      s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
+      a, columns, half, layout, bfloat16, row, slow, ctx);
 }
 
 bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,

@@ -71,19 +71,27 @@ bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
                              bool bfloat16, uint16_t* row, SlowColumnFn slow,
                              void* ctx);
 
-// The same rows p0 + j, j >= 1, on float32 lanes: s0/c0/sj/cj are float32
-// copies (round to nearest) of the double arrays above, y = fl32(s0*cj +
-// fl32(c0*sj)) and fl32(c0*cj - fl32(s0*sj)), and every value is rounded
-// straight from y to the 16-bit format where the interval test with
-// absolute slack kAngleAdd32CheckSlack decides it (core/angle_addition.h),
-// else `slow` is called for its column (after storing). Twice the lanes of
-// the double kernel per vector and half its loads. Arrays hold
-// RoundUpToKernelLanes(columns) finite entries.
-bool Half16RowFromAnchorF32Simd(const float* s0, const float* c0,
-                                const float* sj, const float* cj,
-                                uint32_t columns, uint32_t half, Layout layout,
-                                bool bfloat16, uint16_t* row, SlowColumnFn slow,
-                                void* ctx);
+// Anchor (s0, c0) and table (sj = sin(j f), cj = cos(j f)) rows of the
+// 16-bit range path: the double values of the kernels above and their
+// float32 roundings (RN).
+struct Half16Arrays {
+  const float *s0, *c0, *sj, *cj;
+  const double *s0d, *c0d, *sjd, *cjd;
+};
+
+// The rows p0 + j, j >= 1, of Half16RowFromAnchorSimd on float32 lanes:
+// y = fl32(s0*cj + fl32(c0*sj)) and fl32(c0*cj - fl32(s0*sj)), every value
+// rounded straight from y to the 16-bit format where the interval test with
+// absolute slack kAngleAdd32CheckSlack decides it (core/angle_addition.h).
+// Twice the lanes of the double kernel per vector and half its loads. A
+// column that test leaves undecided (~1.5% float16, ~0.2% bfloat16) is
+// retried in double (the double kernel's y and slack kAngleAddCheckSlack,
+// RoundHalf16IfDecided); `slow` is called for it only if that is
+// undecided too (after storing). Arrays hold RoundUpToKernelLanes(columns)
+// finite entries.
+bool Half16RowFromAnchorF32Simd(const Half16Arrays& a, uint32_t columns,
+                                uint32_t half, Layout layout, bool bfloat16,
+                                uint16_t* row, SlowColumnFn slow, void* ctx);
 
 // Double-double arrays of the float64 range path: anchor row s0/c0 and
 // table row sj/cj (sin/cos(j f_i)); sj_hi == nullptr for the anchor row
