@@ -80,7 +80,14 @@ def main():
                    "connection (default 2 GetTable, 16 GetRows)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--h2load-extra", default="")
+    p.add_argument("--pin", action="store_true",
+                   help="server and h2load on CPU 0, every proxy on CPU 1: "
+                   "the proxy on a core of its own, as on a separate node "
+                   "(direct runs then have one core; not the shared-CPU "
+                   "verdict of bench/affinity.sh)")
     a = p.parse_args()
+    pin0 = ["taskset", "-c", "0"] if a.pin else []
+    pin1 = ["taskset", "-c", "1"] if a.pin else []
     small = a.method == "GetRows"
     n = a.n or (10000 if small else 200)
     c = a.c or (4 if small else 2)
@@ -110,7 +117,7 @@ def main():
         return proc
 
     def h2load(port):
-        argv = ["h2load", "-n", str(n), "-c", str(c), "-m", str(m),
+        argv = [*pin0, "h2load", "-n", str(n), "-c", str(c), "-m", str(m),
                 "-H", "content-type: application/grpc", "-H", "te: trailers",
                 "-H", f"x-posenc-table: {spec.routing_key()}", "-d", body,
                 *a.h2load_extra.split(),
@@ -119,7 +126,7 @@ def main():
 
     try:
         sp = free_port()
-        server = start([f"{a.build}/server/posenc_server",
+        server = start([*pin0, f"{a.build}/server/posenc_server",
                         f"--listen=127.0.0.1:{sp}", "--lame_duck_seconds=0",
                         "--threads=2"], os.path.join(tmp, "server.log"))
         proxies = []
@@ -136,13 +143,13 @@ def main():
                 run = os.path.join(tmp, f"nginx-{i}.conf")
                 with open(run, "w") as f:
                     f.write(text)
-                proc = start(["nginx", "-c", run, "-g", "daemon off;"],
+                proc = start([*pin1, "nginx", "-c", run, "-g", "daemon off;"],
                              os.path.join(tmp, f"nginx-{i}.log"))
             else:  # HAProxy
                 env = dict(os.environ, POSENC_PROXY_BIND=f"127.0.0.1:{pp}")
                 for r in (1, 2, 3):
                     env[f"POSENC_{r}"] = f"127.0.0.1:{sp}"
-                proc = start(["haproxy", "-db", "-f", cfg],
+                proc = start([*pin1, "haproxy", "-db", "-f", cfg],
                              os.path.join(tmp, f"haproxy-{i}.log"), env)
             proxies.append((name, pp, proc))
         time.sleep(2.5)  # health checks: rise 2 x 500 ms
@@ -154,7 +161,8 @@ def main():
 
         warm = direct_run()  # the table into the cache
         per_call = warm.data_bytes / n  # one full response's DATA bytes
-        print(f"{a.method}: h2load -n {n} -c {c} -m {m} {a.h2load_extra}; "
+        print(f"{a.method}: h2load -n {n} -c {c} -m {m} {a.h2load_extra}"
+              f"{'; pinned: server + h2load CPU 0, proxy CPU 1' if a.pin else ''}; "
               f"loadavg {open('/proc/loadavg').read().strip()}; "
               "CPU per call in us")
         ratios = {name: [] for name, _, _ in proxies}
