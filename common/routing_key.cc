@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,14 +75,20 @@ std::string RoutingKey(const v1::TableSpec& spec) {
   static const char* const kRopeTypes[] = {
       "default", "default", "linear", "dynamic", "yarn", "llama3", "longrope"};
   const double base = spec.base() == 0 ? 10000.0 : spec.base();
+  // A valid partial_rotary_factor names the same table as d = the rotary
+  // dimension without it (the server resolves it so), so the key folds it
+  // into d: every spelling of one family reaches one replica.
+  const double prf = spec.partial_rotary_factor();
+  const bool fold_prf = prf > 0 && prf <= 1;
+  const uint32_t d =
+      fold_prf ? static_cast<uint32_t>(spec.d() * prf) : spec.d();
   std::string key =
-      absl::StrCat("d=", spec.d(), ";base=", FormatBaseForKey(base),
+      absl::StrCat("d=", d, ";base=", FormatBaseForKey(base),
                    ";dtype=", EnumName(spec.dtype(), kDTypes, 5),
                    ";layout=", EnumName(spec.layout(), kLayouts, 6),
                    ";freq=", EnumName(spec.frequency(), kFrequencies, 3));
-  if (spec.partial_rotary_factor() != 0) {
-    absl::StrAppend(&key,
-                    ";prf=", FormatBaseForKey(spec.partial_rotary_factor()));
+  if (prf != 0 && !fold_prf) {  // out of range: the server rejects it
+    absl::StrAppend(&key, ";prf=", FormatBaseForKey(prf));
   }
   if (!spec.has_rope() || spec.rope().ByteSizeLong() == 0) return key;
   const v1::RopeScaling& r = spec.rope();

@@ -82,13 +82,13 @@ func TestRoutingKeyRope(t *testing.T) {
 		{Spec{D: 32, MaxLen: 16, Layout: pb.Layout_LAYOUT_ROTATE_HALF, PartialRotaryFactor: 0.5,
 			Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LONGROPE, Factor: 32, OriginalMaxPositionEmbeddings: 4096,
 				SeqLen: 8192, ShortFactor: short, LongFactor: long}},
-			"d=32;base=10000;dtype=float32;layout=rotate_half;freq=paper;prf=0.5;rope=longrope;factor=32;original_max_position_embeddings=4096;seq_len=8192;short_factor=732e9efefed7358c;long_factor=84e1c9d8b811ea04"},
+			"d=16;base=10000;dtype=float32;layout=rotate_half;freq=paper;rope=longrope;factor=32;original_max_position_embeddings=4096;seq_len=8192;short_factor=732e9efefed7358c;long_factor=84e1c9d8b811ea04"},
 		{Spec{D: 64, MaxLen: 1, Base: 150000, Layout: pb.Layout_LAYOUT_ROTATE_HALF,
 			Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_YARN, Factor: 32, OriginalMaxPositionEmbeddings: 4096,
 				BetaFast: 32, BetaSlow: 1, Truncate: &f}},
 			"d=64;base=150000;dtype=float32;layout=rotate_half;freq=paper;rope=yarn;factor=32;original_max_position_embeddings=4096;beta_fast=32;beta_slow=1;truncate=false"},
 		{Spec{D: 8, MaxLen: 1, PartialRotaryFactor: 0.25, Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LINEAR, Factor: 1e-7}},
-			"d=8;base=10000;dtype=float32;layout=interleaved;freq=paper;prf=0.25;rope=linear;factor=1e-7"},
+			"d=2;base=10000;dtype=float32;layout=interleaved;freq=paper;rope=linear;factor=1e-7"},
 		{Spec{D: 8, MaxLen: 1, Layout: 9, Rope: &pb.RopeScaling{Type: 17, Mscale: 0.707, MscaleAllDim: 1, AttentionFactor: 1.5}},
 			"d=8;base=10000;dtype=float32;layout=9;freq=paper;rope=17;mscale=0.707;mscale_all_dim=1;attention_factor=1.5"},
 	} {
@@ -111,5 +111,26 @@ func TestWidth(t *testing.T) {
 		if got := c.spec.Width(); got != c.want {
 			t.Errorf("%+v: Width() = %d, want %d", c.spec, got, c.want)
 		}
+	}
+}
+
+// The server resolves PartialRotaryFactor into D (floor of the double
+// product), so (D, factor) and (rotary D, no factor) share a key.
+func TestRoutingKeyFoldsPartialRotaryFactor(t *testing.T) {
+	rope := &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LINEAR, Factor: 2}
+	for _, c := range []struct {
+		d      uint32
+		prf    float64
+		rotary uint32
+	}{{64, 0.5, 32}, {64, 1, 64}, {96, 0.25, 24}, {100, 0.29, 28}} { // 100*0.29 = 28.999999999999996
+		folded := Spec{D: c.d, MaxLen: 16, Layout: pb.Layout_LAYOUT_ROTATE_HALF, PartialRotaryFactor: c.prf, Rope: rope}.RoutingKey()
+		want := Spec{D: c.rotary, MaxLen: 16, Layout: pb.Layout_LAYOUT_ROTATE_HALF, Rope: rope}.RoutingKey()
+		if folded != want {
+			t.Errorf("d=%d prf=%v: RoutingKey() = %q, want %q", c.d, c.prf, folded, want)
+		}
+	}
+	if got, want := (Spec{D: 64, MaxLen: 1, PartialRotaryFactor: 1.5}).RoutingKey(),
+		"d=64;base=10000;dtype=float32;layout=interleaved;freq=paper;prf=1.5"; got != want {
+		t.Errorf("out-of-range factor: RoutingKey() = %q, want %q", got, want)
 	}
 }

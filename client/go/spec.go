@@ -64,8 +64,9 @@ const RoutingKeyHeader = "x-posenc-table"
 // RoutingKey is the key every table call sends as x-posenc-table metadata:
 // d=<d>;base=<base>;dtype=<dtype>;layout=<layout>;freq=<frequency>. Every
 // field but MaxLen, defaults resolved (Base 0 -> 10000), Base written by
-// FormatBase, unknown enum values as numbers; then ";prf=<x>" when
-// PartialRotaryFactor is non-zero, and, when Rope has any field set,
+// FormatBase, unknown enum values as numbers; a PartialRotaryFactor in
+// (0, 1] folded into d (floor(D * factor), the rotary dimension), any other
+// non-zero one appended as ";prf=<x>"; and, when Rope has any field set,
 // ";rope=<type>" followed by each non-zero Rope field as ";<name>=<value>"
 // in field-number order (lists as FNV1a64Hex). See posenc.proto.
 func (s Spec) RoutingKey() string {
@@ -73,13 +74,21 @@ func (s Spec) RoutingKey() string {
 	if base == 0 {
 		base = 10000
 	}
-	key := "d=" + strconv.FormatUint(uint64(s.D), 10) +
+	// A PartialRotaryFactor in (0, 1] is the same table as D = the rotary
+	// dimension without it (the server resolves it so): fold it into D.
+	prf := s.PartialRotaryFactor
+	foldPrf := prf > 0 && prf <= 1
+	d := s.D
+	if foldPrf {
+		d = uint32(math.Floor(float64(s.D) * prf))
+	}
+	key := "d=" + strconv.FormatUint(uint64(d), 10) +
 		";base=" + FormatBase(base) +
 		";dtype=" + enumName(int32(s.DType), "float32", "float32", "float64", "float16", "bfloat16") +
 		";layout=" + enumName(int32(s.Layout), "interleaved", "interleaved", "concat_sin_cos", "concat_cos_sin", "rotate_half", "interleaved_pairs") +
 		";freq=" + enumName(int32(s.Frequency), "paper", "paper", "t2t")
-	if s.PartialRotaryFactor != 0 {
-		key += ";prf=" + FormatBase(s.PartialRotaryFactor)
+	if prf != 0 && !foldPrf { // out of range: the server rejects it
+		key += ";prf=" + FormatBase(prf)
 	}
 	if s.Rope != nil {
 		key += ropeKeySuffix(s.Rope)

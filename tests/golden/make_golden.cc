@@ -590,12 +590,15 @@ void PrintKey(const KeyCase& c) {
   auto or_default = [](const char* value, const char* fallback) {
     return *value != '\0' ? value : fallback;
   };
+  // A partial rotary factor in (0, 1] names the table of the rotary
+  // dimension int(d * factor): the key carries that d and no factor.
+  const double prf = c.partial_rotary_factor;
+  const bool fold = prf > 0 && prf <= 1;
+  const unsigned d = fold ? static_cast<unsigned>(c.d * prf) : c.d;
   std::string suffix;
-  if (c.partial_rotary_factor != 0) {
-    suffix += ";prf=" + KeyBase(c.partial_rotary_factor);
-  }
+  if (prf != 0 && !fold) suffix += ";prf=" + KeyBase(prf);
   if (c.rope != nullptr) suffix += RopeKey(*c.rope);
-  std::printf("Key %s d=%u;base=%s;dtype=%s;layout=%s;freq=%s%s\n", c.name, c.d,
+  std::printf("Key %s d=%u;base=%s;dtype=%s;layout=%s;freq=%s%s\n", c.name, d,
               KeyBase(c.base != 0 ? c.base : 10000).c_str(),
               or_default(c.dtype, "float32"),
               or_default(c.layout, "interleaved"),

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
+#include "common/proto_conversion.h"
+
 namespace posenc {
 namespace {
 
@@ -20,6 +23,51 @@ TEST(RoutingKey, DefaultsAreNormalised_SameKeyAsExplicitSpec) {
   EXPECT_EQ(RoutingKey(unset),
             "d=512;base=10000;dtype=float32;layout=interleaved;freq=paper");
   EXPECT_EQ(RoutingKey(explicit_spec), RoutingKey(unset));
+}
+
+// The server resolves a partial_rotary_factor into d (the rotary dimension,
+// the truncated double product), so (d, factor) and (rotary d, no factor)
+// are one family and must share a key; so must factor 1 and unset.
+TEST(RoutingKey, PartialRotaryFactor_SameKeyAsRotaryDimension) {
+  struct Case {
+    uint32_t d;
+    double prf;
+    uint32_t rotary;
+  };
+  for (const Case& c :
+       {Case{64, 0.5, 32}, Case{64, 1.0, 64}, Case{96, 0.25, 24},
+        // 100 * 0.29 = 28.999999999999996 in double.
+        Case{100, 0.29, 28}}) {
+    v1::TableSpec with_prf;
+    with_prf.set_d(c.d);
+    with_prf.set_max_len(16);
+    with_prf.set_layout(v1::LAYOUT_ROTATE_HALF);
+    with_prf.set_partial_rotary_factor(c.prf);
+    with_prf.mutable_rope()->set_type(v1::ROPE_TYPE_LINEAR);
+    with_prf.mutable_rope()->set_factor(2);
+    v1::TableSpec without = with_prf;
+    without.set_d(c.rotary);
+    without.clear_partial_rotary_factor();
+    SCOPED_TRACE(absl::StrCat("d=", c.d, " prf=", c.prf));
+    EXPECT_EQ(RoutingKey(with_prf), RoutingKey(without));
+    EXPECT_EQ(RoutingKey(with_prf).rfind(absl::StrCat("d=", c.rotary, ";"), 0),
+              0u);
+    // The server's own reading: the same family.
+    absl::StatusOr<TableSpec> a = SpecFromProto(with_prf);
+    absl::StatusOr<TableSpec> b = SpecFromProto(without);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_TRUE(a->SameFamily(*b));
+  }
+  // Out of (0, 1]: the server rejects it; the key keeps d and names it.
+  v1::TableSpec bad;
+  bad.set_d(64);
+  bad.set_partial_rotary_factor(1.5);
+  EXPECT_EQ(RoutingKey(bad),
+            "d=64;base=10000;dtype=float32;layout=interleaved;freq=paper;"
+            "prf=1.5");
+  EXPECT_EQ(SpecFromProto(bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RoutingKey, RopeLlama3_ProtoExampleKey) {
@@ -42,7 +90,7 @@ TEST(RoutingKey, RopeLlama3_ProtoExampleKey) {
             "low_freq_factor=1;high_freq_factor=4");
 }
 
-TEST(RoutingKey, RopeListsHashedPrfAndTruncateNamed) {
+TEST(RoutingKey, RopeListsHashedPrfFoldedTruncateNamed) {
   v1::TableSpec spec;
   spec.set_d(8);
   spec.set_layout(v1::LAYOUT_INTERLEAVED_PAIRS);
@@ -56,8 +104,8 @@ TEST(RoutingKey, RopeListsHashedPrfAndTruncateNamed) {
   // Hashes: FNV-1a 64 of the little-endian float64 bytes, checked with
   // Python's struct.pack('<d').
   EXPECT_EQ(RoutingKey(spec),
-            "d=8;base=10000;dtype=float32;layout=interleaved_pairs;freq=paper;"
-            "prf=0.5;rope=longrope;original_max_position_embeddings=4096;"
+            "d=4;base=10000;dtype=float32;layout=interleaved_pairs;freq=paper;"
+            "rope=longrope;original_max_position_embeddings=4096;"
             "seq_len=8192;short_factor=2847407824701127;"
             "long_factor=8ec4f8313371b225");
   v1::TableSpec yarn;

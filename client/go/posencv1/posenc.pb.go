@@ -43,9 +43,13 @@
 // interleaved|concat_sin_cos|concat_cos_sin, <f> paper|t2t; an unknown enum
 // value is written as its number. <d> is decimal. Example:
 //   d=512;base=10000;dtype=float32;layout=interleaved;freq=paper
-// The RoPE layouts are rotate_half and interleaved_pairs. A spec with RoPE
-// fields appends, only when set: ";prf=<partial_rotary_factor>" (non-zero),
-// then, when `rope` has any field that is not zero/unset,
+// The RoPE layouts are rotate_half and interleaved_pairs. A
+// partial_rotary_factor in (0, 1] is folded into <d>: <d> is then the rotary
+// dimension floor(d * partial_rotary_factor) (the double product), the
+// same table as that d without the factor, so both spellings share a key;
+// a factor outside (0, 1] (which the server rejects) appends
+// ";prf=<partial_rotary_factor>". A spec with RoPE fields appends,
+// when `rope` has any field that is not zero/unset,
 // ";rope=<type>" (default|linear|dynamic|yarn|llama3|longrope, or the
 // number) followed by each rope field that is non-zero (truncate: present)
 // in field-number order as ";<field name>=<value>": doubles as <base>,

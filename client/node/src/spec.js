@@ -180,12 +180,17 @@ function enumKeyName(value, prefix, unset) {
  */
 function routingKeyOfProto(proto) {
   const base = proto.base ? proto.base : 10000;
-  let key = `d=${proto.d ?? 0};base=${String(base)}` +
+  // A partialRotaryFactor in (0, 1] is the same table as d = the rotary
+  // dimension without it (the server resolves it so): fold it into d.
+  const prf = proto.partialRotaryFactor;
+  const foldPrf = typeof prf === 'number' && prf > 0 && prf <= 1;
+  const d = foldPrf ? Math.floor((proto.d ?? 0) * prf) : (proto.d ?? 0);
+  let key = `d=${d};base=${String(base)}` +
     `;dtype=${enumKeyName(proto.dtype, 'DTYPE_', 'float32')}` +
     `;layout=${enumKeyName(proto.layout, 'LAYOUT_', 'interleaved')}` +
     `;freq=${enumKeyName(proto.frequency, 'FREQUENCY_', 'paper')}`;
-  const prf = proto.partialRotaryFactor;
-  if (prf !== undefined && prf !== null && prf !== 0) {  // NaN is non-zero
+  // Out of range (the server rejects it); NaN is non-zero.
+  if (prf !== undefined && prf !== null && prf !== 0 && !foldPrf) {
     key += `;prf=${String(prf)}`;
   }
   if (proto.rope) key += ropeKeySuffix(proto.rope);

@@ -30,13 +30,13 @@ test('routing key of RoPE specs', () => {
     [{ d: 32, maxLen: 16, layout: 'rotate_half', partialRotaryFactor: 0.5,
       rope: { type: 'longrope', factor: 32, originalMaxPositionEmbeddings: 4096,
         seqLen: 8192, shortFactor: SHORT, longFactor: LONG } },
-    'd=32;base=10000;dtype=float32;layout=rotate_half;freq=paper;prf=0.5;rope=longrope;factor=32;original_max_position_embeddings=4096;seq_len=8192;short_factor=732e9efefed7358c;long_factor=84e1c9d8b811ea04'],
+    'd=16;base=10000;dtype=float32;layout=rotate_half;freq=paper;rope=longrope;factor=32;original_max_position_embeddings=4096;seq_len=8192;short_factor=732e9efefed7358c;long_factor=84e1c9d8b811ea04'],
     [{ d: 64, maxLen: 1, base: 150000, layout: 'rotate_half',
       rope: { type: 'yarn', factor: 32, originalMaxPositionEmbeddings: 4096,
         betaFast: 32, betaSlow: 1, truncate: false } },
     'd=64;base=150000;dtype=float32;layout=rotate_half;freq=paper;rope=yarn;factor=32;original_max_position_embeddings=4096;beta_fast=32;beta_slow=1;truncate=false'],
     [{ d: 8, maxLen: 1, partialRotaryFactor: 0.25, rope: { type: 'linear', factor: 1e-7 } },
-      'd=8;base=10000;dtype=float32;layout=interleaved;freq=paper;prf=0.25;rope=linear;factor=1e-7'],
+      'd=2;base=10000;dtype=float32;layout=interleaved;freq=paper;rope=linear;factor=1e-7'],
     [{ d: 8, maxLen: 1, rope: { type: 'yarn', factor: 40, mscale: 0.707, mscaleAllDim: 1,
       attentionFactor: 1.5 } },
     'd=8;base=10000;dtype=float32;layout=interleaved;freq=paper;rope=yarn;factor=40;mscale=0.707;mscale_all_dim=1;attention_factor=1.5'],
@@ -64,4 +64,20 @@ test('rowWidth: d, d_rot, twice that for the RoPE layouts', () => {
   assert.strictEqual(rowWidth({ d: 64, layout: 'rotate_half' }), 128);
   assert.strictEqual(rowWidth({ d: 96, layout: 'interleaved_pairs', partialRotaryFactor: 0.5 }), 96);
   assert.strictEqual(rowWidth({ d: 80, partialRotaryFactor: 0.25 }), 20);
+});
+
+// The server resolves partialRotaryFactor into d (floor of the double
+// product), so (d, factor) and (rotary d, no factor) share a key.
+test('routing key folds partialRotaryFactor into d', () => {
+  const rope = { type: 'linear', factor: 2 };
+  for (const [d, prf, rotary] of [[64, 0.5, 32], [64, 1, 64], [96, 0.25, 24],
+    [100, 0.29, 28]]) {  // 100 * 0.29 = 28.999999999999996
+    const folded = routingKey({ d, maxLen: 16, layout: 'rotate_half',
+      partialRotaryFactor: prf, rope });
+    assert.strictEqual(folded,
+      routingKey({ d: rotary, maxLen: 16, layout: 'rotate_half', rope }));
+    assert.ok(folded.startsWith(`d=${rotary};`), folded);
+  }
+  assert.strictEqual(routingKey({ d: 64, maxLen: 1, partialRotaryFactor: 1.5 }),
+    'd=64;base=10000;dtype=float32;layout=interleaved;freq=paper;prf=1.5');
 });

@@ -243,18 +243,24 @@ def routing_key(spec: posenc_pb2.TableSpec) -> str:
 
     d=<d>;base=<base>;dtype=<dtype>;layout=<layout>;freq=<frequency>: every
     field but max_len, defaults resolved (base 0 -> 10000), base written by
-    format_base, unknown enum values as numbers; then ";prf=<x>" when
-    partial_rotary_factor is non-zero, and ";rope=<type>" followed by each
+    format_base, unknown enum values as numbers; a partial_rotary_factor in
+    (0, 1] folded into d (d = int(d * factor), the rotary dimension), any
+    other non-zero one appended as ";prf=<x>"; and ";rope=<type>" followed by each
     non-zero rope field (";<name>=<value>", field-number order; lists as
     fnv1a64_hex) when rope has any field set. See posenc.proto.
     """
     base = spec.base if spec.base != 0 else 10000.0
-    key = (f"d={spec.d};base={format_base(base)}"
+    # A partial_rotary_factor in (0, 1] is the same table as d = the rotary
+    # dimension without it (the server resolves it so): fold it into d.
+    prf = spec.partial_rotary_factor
+    fold_prf = 0 < prf <= 1
+    d = int(spec.d * prf) if fold_prf else spec.d
+    key = (f"d={d};base={format_base(base)}"
            f";dtype={_DTYPE_NAMES.get(spec.dtype, str(spec.dtype))}"
            f";layout={_LAYOUT_NAMES.get(spec.layout, str(spec.layout))}"
            f";freq={_FREQUENCY_NAMES.get(spec.frequency, str(spec.frequency))}")
-    if spec.partial_rotary_factor != 0:
-        key += f";prf={format_base(spec.partial_rotary_factor)}"
+    if prf != 0 and not fold_prf:  # out of range: the server rejects it
+        key += f";prf={format_base(prf)}"
     if spec.HasField("rope"):
         key += _rope_key_suffix(spec.rope)
     return key

@@ -114,13 +114,31 @@ class RoutingKeyTest(unittest.TestCase):
         spec = spec_from_hf_config(PHI3_128K, max_len=16, seq_len=8192)
         self.assertEqual(
             spec.routing_key(),
-            "d=32;base=10000;dtype=float32;layout=rotate_half;freq=paper;"
-            "prf=0.5;rope=longrope;factor=32;"
+            "d=16;base=10000;dtype=float32;layout=rotate_half;freq=paper;"
+            "rope=longrope;factor=32;"
             "original_max_position_embeddings=4096;seq_len=8192;"
             f"short_factor={fnv1a64_hex(PHI3_SHORT)};"
             f"long_factor={fnv1a64_hex(PHI3_LONG)}")
         self.assertEqual(fnv1a64_hex(PHI3_SHORT), "732e9efefed7358c")
         self.assertEqual(fnv1a64_hex(PHI3_LONG), "84e1c9d8b811ea04")
+
+    def test_prf_folded_into_d(self):
+        # The server resolves partial_rotary_factor into d (int of the
+        # double product): (d, factor) and (rotary d, no factor) share a key.
+        rope = RopeScaling(type="linear", factor=2)
+        for d, prf, rotary in ((64, 0.5, 32), (64, 1.0, 64), (96, 0.25, 24),
+                               (100, 0.29, 28)):  # 100*0.29 = 28.99...96
+            folded = TableSpec(d=d, max_len=16, layout="rotate_half",
+                               partial_rotary_factor=prf, rope=rope)
+            plain = TableSpec(d=rotary, max_len=16, layout="rotate_half",
+                              rope=rope)
+            self.assertEqual(folded.routing_key(), plain.routing_key())
+            self.assertTrue(folded.routing_key().startswith(f"d={rotary};"))
+        self.assertEqual(
+            TableSpec(d=64, max_len=1, partial_rotary_factor=1.5
+                      ).routing_key(),
+            "d=64;base=10000;dtype=float32;layout=interleaved;freq=paper;"
+            "prf=1.5")
 
     def test_yarn_truncate_and_doubles(self):
         spec = TableSpec(d=64, max_len=1, base=150000, layout="rotate_half",
@@ -135,8 +153,10 @@ class RoutingKeyTest(unittest.TestCase):
             "beta_fast=32;beta_slow=1;truncate=false")
         spec = TableSpec(d=8, max_len=1, partial_rotary_factor=0.25,
                          rope=RopeScaling(type="linear", factor=1e-7))
-        self.assertTrue(spec.routing_key().endswith(
-            ";freq=paper;prf=0.25;rope=linear;factor=1e-7"))
+        self.assertEqual(
+            spec.routing_key(),
+            "d=2;base=10000;dtype=float32;layout=interleaved;freq=paper;"
+            "rope=linear;factor=1e-7")
 
 
 class HfConfigTest(unittest.TestCase):
