@@ -347,6 +347,47 @@ HWY_INLINE void RoundHalf16Interval(
   bits = hn::Or(mag, sign);
 }
 
+// Stores the 16-bit sin/cos encodings (low 16 bits of each lane of sb, cb:
+// 32- or 64-bit unsigned lanes) of one vector of columns at `i` in the
+// layout, only the first `valid` lanes (valid < n goes through a stack
+// buffer). d32 / d16: uint32_t / uint16_t tags with sb's lane count.
+template <class D32, class D16, class VU>
+HWY_INLINE void StoreHalf16Columns(D32 d32, D16 d16, VU sb, VU cb,
+                                   Layout layout, size_t n, size_t valid,
+                                   uint32_t i, uint16_t* row,
+                                   uint16_t* sin_base, uint16_t* cos_base) {
+  if (layout == Layout::kInterleaved) {
+    // (c << 16) | s per lane = s, c in memory order.
+    const auto wide = hn::Or(hn::ShiftLeft<16>(cb), sb);
+    hn::Vec<D32> pair;
+    if constexpr (sizeof(hn::TFromV<VU>) == 4) {
+      pair = wide;
+    } else {
+      pair = hn::TruncateTo(d32, wide);
+    }
+    if (HWY_LIKELY(valid == n)) {
+      hn::StoreU(pair, d32, reinterpret_cast<uint32_t*>(row + 2 * size_t{i}));
+    } else {
+      uint32_t tmp[hn::MaxLanes(d32)];
+      hn::StoreU(pair, d32, tmp);
+      std::memcpy(row + 2 * size_t{i}, tmp, valid * sizeof(uint32_t));
+    }
+    return;
+  }
+  const auto s16 = hn::TruncateTo(d16, sb);
+  const auto c16 = hn::TruncateTo(d16, cb);
+  if (HWY_LIKELY(valid == n)) {
+    hn::StoreU(s16, d16, sin_base + i);
+    hn::StoreU(c16, d16, cos_base + i);
+  } else {
+    uint16_t st[hn::MaxLanes(d16)], ct[hn::MaxLanes(d16)];
+    hn::StoreU(s16, d16, st);
+    hn::StoreU(c16, d16, ct);
+    std::memcpy(sin_base + i, st, valid * sizeof(uint16_t));
+    std::memcpy(cos_base + i, ct, valid * sizeof(uint16_t));
+  }
+}
+
 // float16 / bfloat16 row from its anchor; see Float32RowFromAnchorT.
 template <bool kAnchorRow, class F>
 HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
@@ -386,30 +427,8 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
     RoundHalf16Interval<F>(d, yc, ec, cb, c_undecided);
     const auto undecided = hn::Or(s_undecided, c_undecided);
     const size_t valid = HWY_MIN(n, size_t{columns - i});
-    if (layout == Layout::kInterleaved) {
-      // (c << 16) | s per lane = s, c in memory order.
-      const auto pair = hn::TruncateTo(d32, hn::Or(hn::ShiftLeft<16>(cb), sb));
-      if (HWY_LIKELY(valid == n)) {
-        hn::StoreU(pair, d32, reinterpret_cast<uint32_t*>(row + 2 * size_t{i}));
-      } else {
-        uint32_t tmp[hn::MaxLanes(d32)];
-        hn::StoreU(pair, d32, tmp);
-        std::memcpy(row + 2 * size_t{i}, tmp, valid * sizeof(uint32_t));
-      }
-    } else {
-      const auto s16 = hn::TruncateTo(d16, sb);
-      const auto c16 = hn::TruncateTo(d16, cb);
-      if (HWY_LIKELY(valid == n)) {
-        hn::StoreU(s16, d16, sin_base + i);
-        hn::StoreU(c16, d16, cos_base + i);
-      } else {
-        uint16_t st[hn::MaxLanes(d16)], ct[hn::MaxLanes(d16)];
-        hn::StoreU(s16, d16, st);
-        hn::StoreU(c16, d16, ct);
-        std::memcpy(sin_base + i, st, valid * sizeof(uint16_t));
-        std::memcpy(cos_base + i, ct, valid * sizeof(uint16_t));
-      }
-    }
+    StoreHalf16Columns(d32, d16, sb, cb, layout, n, valid, i, row, sin_base,
+                       cos_base);
     if (HWY_UNLIKELY(!hn::AllFalse(d, hn::RebindMask(d, undecided)))) {
       uint8_t bits[8] = {};
       hn::StoreMaskBits(d, hn::RebindMask(d, undecided), bits);
@@ -534,30 +553,8 @@ HWY_INLINE void Half16RowFromAnchorF32T(const Half16Arrays& arr,
     const size_t valid = HWY_MIN(n, size_t{columns - i});
     // Undecided lanes may hold garbage in both halves of their column:
     // the retry rewrites both values.
-    if (layout == Layout::kInterleaved) {
-      // (c << 16) | s per lane = s, c in memory order.
-      const auto pair = hn::Or(hn::ShiftLeft<16>(cb), sb);
-      if (HWY_LIKELY(valid == n)) {
-        hn::StoreU(pair, du, reinterpret_cast<uint32_t*>(row + 2 * size_t{i}));
-      } else {
-        uint32_t tmp[hn::MaxLanes(du)];
-        hn::StoreU(pair, du, tmp);
-        std::memcpy(row + 2 * size_t{i}, tmp, valid * sizeof(uint32_t));
-      }
-    } else {
-      const auto s16 = hn::TruncateTo(d16, sb);
-      const auto c16 = hn::TruncateTo(d16, cb);
-      if (HWY_LIKELY(valid == n)) {
-        hn::StoreU(s16, d16, sin_base + i);
-        hn::StoreU(c16, d16, cos_base + i);
-      } else {
-        uint16_t st[hn::MaxLanes(d16)], ct[hn::MaxLanes(d16)];
-        hn::StoreU(s16, d16, st);
-        hn::StoreU(c16, d16, ct);
-        std::memcpy(sin_base + i, st, valid * sizeof(uint16_t));
-        std::memcpy(cos_base + i, ct, valid * sizeof(uint16_t));
-      }
-    }
+    StoreHalf16Columns(du, d16, sb, cb, layout, n, valid, i, row, sin_base,
+                       cos_base);
     if (HWY_UNLIKELY(!hn::AllFalse(du, undecided))) {
       uint8_t bits[8] = {};
       hn::StoreMaskBits(du, undecided, bits);

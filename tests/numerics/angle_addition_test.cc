@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/encoding.h"
@@ -46,6 +47,19 @@ TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
   s.frequency = frequency;
   s.max_len = 1;
   return s;
+}
+
+// Where column i's sin and cos land, in elements, in a row of `layout`
+// with `half` columns: {sin slot, cos slot}.
+std::pair<size_t, size_t> SinCosSlots(Layout layout, uint32_t i, size_t half) {
+  switch (layout) {
+    case Layout::kInterleaved:
+      return {2 * size_t{i}, 2 * size_t{i} + 1};
+    case Layout::kConcatSinCos:
+      return {i, half + i};
+    default:  // kConcatCosSin
+      return {half + i, i};
+  }
 }
 
 // Rows [first, first + count) by ComputeRows (range path) must equal the
@@ -185,15 +199,7 @@ TEST(AngleAddition, Half16KernelRounding_EqualsScalarIntervalTest) {
             }
             checked += 2;
             undecided += !decided;
-            size_t sc = i, cc = i;
-            if (layout == Layout::kInterleaved) {
-              sc = 2 * size_t{i};
-              cc = sc + 1;
-            } else if (layout == Layout::kConcatSinCos) {
-              cc = kCols + size_t{i};
-            } else {
-              sc = kCols + size_t{i};
-            }
+            const auto [sc, cc] = SinCosSlots(layout, i, kCols);
             // Undecided by the scalar test => slow; written => exact bits.
             // The kernel may also send a decided value to `slow` (interval
             // across a binade edge): counted, harmless.
@@ -328,15 +334,7 @@ TEST(AngleAddition, Half16F32KernelRounding_EqualsScalarIntervalTest) {
           checked += 2;
           undecided += !decided;
           retried += !decided && decided64;
-          size_t sc = i, cc = i;
-          if (layout == Layout::kInterleaved) {
-            sc = 2 * size_t{i};
-            cc = sc + 1;
-          } else if (layout == Layout::kConcatSinCos) {
-            cc = kCols + size_t{i};
-          } else {
-            sc = kCols + size_t{i};
-          }
+          const auto [sc, cc] = SinCosSlots(layout, i, kCols);
           const bool ok =
               ctx.slow[i]
                   ? !decided64
@@ -547,15 +545,7 @@ TEST(AngleAddition, Float64KernelIntervalTest_EqualsScalar) {
           }
           checked += 2;
           undecided += !decided;
-          size_t sc = i, cc = i;
-          if (layout == Layout::kInterleaved) {
-            sc = 2 * size_t{i};
-            cc = sc + 1;
-          } else if (layout == Layout::kConcatSinCos) {
-            cc = kCols + size_t{i};
-          } else {
-            sc = kCols + size_t{i};
-          }
+          const auto [sc, cc] = SinCosSlots(layout, i, kCols);
           const bool ok =
               slow_cols[i] == !decided &&
               (!decided || (std::memcmp(&row[sc], &want[0], 8) == 0 &&

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/encoding.h"
@@ -227,6 +228,43 @@ TEST(ScalarFallback, NoSimdTarget_SameBytesAsSimd) {
       ComputeRows(spec, 9990000, 3000, scalar.data());
       hwy::SetSupportedTargetsForTest(0);
       EXPECT_EQ(simd, scalar) << spec.DebugString();
+    }
+  }
+}
+
+// Every SIMD target this CPU can run (AVX3 and AVX2 on an AVX-512 machine,
+// where dispatch alone would test only AVX3) and the scalar path write the
+// same bytes: every dtype and layout, RoPE layouts included, rows far from
+// 0 (the anchor / angle-addition paths) and a partial vector (d=70).
+TEST(SimdTargets, EveryTargetThisCpuRuns_SameBytesAsScalar) {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  int simd_targets = 0;
+  for (const int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::printf("[numerics] target %s: kernels %s\n", hwy::TargetName(target),
+                SimdKernelTargetName());
+    simd_targets += std::string(SimdKernelTargetName()) != "scalar";
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  // The best target is a SIMD one wherever dispatch picks one.
+  EXPECT_EQ(simd_targets > 0, std::string(SimdKernelTargetName()) != "scalar");
+  constexpr Layout kAllLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
+                                    Layout::kConcatCosSin, Layout::kRotateHalf,
+                                    Layout::kInterleavedPairs};
+  for (DType dtype : kDTypes) {
+    for (Layout layout : kAllLayouts) {
+      const TableSpec spec =
+          MakeSpec(70, 731.25, dtype, layout, Frequency::kT2T, 3000);
+      std::vector<std::byte> scalar(spec.table_bytes()), simd(scalar.size());
+      hwy::SetSupportedTargetsForTest(HWY_SSE4);  // no FMA: the scalar path
+      ComputeRows(spec, 9990000, 3000, scalar.data());
+      for (const int64_t target : targets) {
+        hwy::SetSupportedTargetsForTest(target);
+        ComputeRows(spec, 9990000, 3000, simd.data());
+        EXPECT_EQ(simd, scalar)
+            << hwy::TargetName(target) << " " << spec.DebugString();
+      }
+      hwy::SetSupportedTargetsForTest(0);
     }
   }
 }
