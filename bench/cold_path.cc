@@ -5,8 +5,9 @@
 //   - GetTable rounds, fresh memory: cold (computed and sent), then the same
 //     table hot three times (sent from the cache; their median is the
 //     round's hot time); the ratio cold / hot per round, median over
-//     rounds. The cache never fills, so every cold table is
-//     written into newly mapped pages;
+//     rounds. The cache never fills (checked: rounds x table bytes must fit
+//     the server's free cache), so every cold table is written into newly
+//     mapped pages;
 //   - GetTable rounds, steady state (with --steady_target: a server whose
 //     cache holds a few tables, e.g. --cache_bytes=50331648): the cache is
 //     first filled (one table asked for three times, then tables asked for
@@ -23,7 +24,7 @@
 // Each ratio is reported as the median over rounds with a distribution-free
 // 95% confidence interval of that median (see MedianCi): "met" only when the
 // whole interval meets the target, "within noise" when it contains it.
-// Usage: cold_path --target=127.0.0.1:50051 [--rounds=15] [--d=512]
+// Usage: cold_path --target=127.0.0.1:50051 [--rounds=25] [--d=512]
 //        [--max_len=8192] [--stream_max_len=65536]
 //        [--steady_target=127.0.0.1:50052]
 #include <algorithm>
@@ -42,7 +43,7 @@
 #include "client/posenc_client.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051", "posenc_server address");
-ABSL_FLAG(int, rounds, 15, "rounds (each a new table family)");
+ABSL_FLAG(int, rounds, 25, "rounds (each a new table family)");
 ABSL_FLAG(uint32_t, d, 512, "d of every table");
 ABSL_FLAG(uint32_t, max_len, 8192, "max_len of the GetTable case");
 ABSL_FLAG(uint32_t, stream_max_len, 65536, "max_len of the stream case");
@@ -194,6 +195,34 @@ int main(int argc, char** argv) {
   const double stamp =
       1e-3 *
       (std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
+  // Fresh memory only while every round's table fits the cache beside the
+  // others (nothing evicted, no freed buffer to reuse).
+  {
+    absl::StatusOr<posenc::v1::GetStatsResponse> stats = client.GetStats();
+    if (!stats.ok()) {
+      std::fprintf(stderr, "GetStats: %s\n", stats.status().ToString().c_str());
+      return 1;
+    }
+    posenc::TableSpec spec;
+    spec.d = absl::GetFlag(FLAGS_d);
+    spec.max_len = absl::GetFlag(FLAGS_max_len);
+    const uint64_t need = uint64_t(rounds) * spec.table_bytes();
+    if (stats->cache().resident_bytes() + need >
+        stats->cache().budget_bytes()) {
+      std::fprintf(
+          stderr,
+          "--rounds=%d tables of %llu bytes do not fit the cache of "
+          "--target (%llu of %llu bytes free): the fresh-memory case "
+          "would reuse evicted memory\n",
+          rounds, static_cast<unsigned long long>(spec.table_bytes()),
+          static_cast<unsigned long long>(
+              stats->cache().budget_bytes() -
+              std::min(stats->cache().budget_bytes(),
+                       stats->cache().resident_bytes())),
+          static_cast<unsigned long long>(stats->cache().budget_bytes()));
+      return 1;
+    }
+  }
   for (int r = 0; r < rounds; ++r) {
     posenc::TableSpec spec;
     spec.d = absl::GetFlag(FLAGS_d);
