@@ -61,6 +61,15 @@ class UnaryCall final : public grpc::ServerUnaryReactor {
       : scope_(context, counters, method) {}
   const CallScope& scope() const { return scope_; }
   void OnDone() override { delete this; }
+  // Lets gRPC run OnDone (and the default, empty OnCancel) inline, as it
+  // does for its own DefaultReactor, instead of handing every call's
+  // OnDone to its executor thread: that hop cost a futex wake-up and a
+  // context switch per call (0.6 per 1-row GetRows against 0.05 for the
+  // floor server; BENCHMARKS.md section 9). Safe because both reactions are
+  // trivial: an atomic decrement and a delete, no lock, no blocking. gRPC
+  // marks this hook "not API"; if a release drops it, `override` stops the
+  // build here.
+  bool InternalInlineable() override { return true; }
 
  private:
   CallScope scope_;
