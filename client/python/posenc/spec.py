@@ -245,9 +245,9 @@ def routing_key(spec: posenc_pb2.TableSpec) -> str:
     field but max_len, defaults resolved (base 0 -> 10000), base written by
     format_base, unknown enum values as numbers; a partial_rotary_factor in
     (0, 1] folded into d (d = int(d * factor), the rotary dimension), any
-    other non-zero one appended as ";prf=<x>"; and ";rope=<type>" followed by each
-    non-zero rope field (";<name>=<value>", field-number order; lists as
-    fnv1a64_hex) when rope has any field set. See posenc.proto.
+    other non-zero one appended as ";prf=<x>"; and ";rope=<type>" followed
+    by each non-zero rope field (";<name>=<value>", field-number order;
+    lists as fnv1a64_hex) when rope has any field set. See posenc.proto.
     """
     base = spec.base if spec.base != 0 else 10000.0
     # A partial_rotary_factor in (0, 1] is the same table as d = the rotary
