@@ -207,19 +207,17 @@ int main(int argc, char** argv) {
     spec.d = absl::GetFlag(FLAGS_d);
     spec.max_len = absl::GetFlag(FLAGS_max_len);
     const uint64_t need = uint64_t(rounds) * spec.table_bytes();
-    if (stats->cache().resident_bytes() + need >
-        stats->cache().budget_bytes()) {
-      std::fprintf(
-          stderr,
-          "--rounds=%d tables of %llu bytes do not fit the cache of "
-          "--target (%llu of %llu bytes free): the fresh-memory case "
-          "would reuse evicted memory\n",
-          rounds, static_cast<unsigned long long>(spec.table_bytes()),
-          static_cast<unsigned long long>(
-              stats->cache().budget_bytes() -
-              std::min(stats->cache().budget_bytes(),
-                       stats->cache().resident_bytes())),
-          static_cast<unsigned long long>(stats->cache().budget_bytes()));
+    const uint64_t budget = stats->cache().budget_bytes();
+    const uint64_t free_bytes =
+        budget - std::min(budget, stats->cache().resident_bytes());
+    if (need > free_bytes) {
+      std::fprintf(stderr,
+                   "--rounds=%d tables of %llu bytes do not fit the cache of "
+                   "--target (%llu of %llu bytes free): the fresh-memory case "
+                   "would reuse evicted memory\n",
+                   rounds, static_cast<unsigned long long>(spec.table_bytes()),
+                   static_cast<unsigned long long>(free_bytes),
+                   static_cast<unsigned long long>(budget));
       return 1;
     }
   }

@@ -1,6 +1,5 @@
 #include "common/proto_conversion.h"
 
-#include <cmath>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +35,13 @@ v1::DType DTypeToProto(DType dtype) {
       return v1::DTYPE_BFLOAT16;
   }
   return v1::DTYPE_UNSPECIFIED;
+}
+
+std::optional<uint32_t> RotaryDimension(const v1::TableSpec& proto) {
+  const double prf = proto.partial_rotary_factor();
+  if (!(prf > 0 && prf <= 1)) return std::nullopt;  // NaN too
+  // As HF: int(head_dim * partial_rotary_factor), the double product.
+  return static_cast<uint32_t>(proto.d() * prf);
 }
 
 absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
@@ -82,13 +88,13 @@ absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
                        " is not a known Frequency"));
   }
   if (const double prf = proto.partial_rotary_factor(); prf != 0) {
-    if (!std::isfinite(prf) || prf < 0 || prf > 1) {
+    const std::optional<uint32_t> dimension = RotaryDimension(proto);
+    if (!dimension.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "spec.partial_rotary_factor must be in (0, 1] (0 means 1), got ",
           prf));
     }
-    // As HF: int(head_dim * partial_rotary_factor), the double product.
-    const uint32_t rotary = static_cast<uint32_t>(proto.d() * prf);
+    const uint32_t rotary = *dimension;
     if (rotary < 2 || rotary % 2 != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "spec.partial_rotary_factor ", prf, " gives a rotary dimension of ",

@@ -3,7 +3,9 @@
 #ifndef POSENC_COMMON_PROTO_CONVERSION_H_
 #define POSENC_COMMON_PROTO_CONVERSION_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "core/table_spec.h"
@@ -17,6 +19,13 @@ namespace posenc {
 // partial_rotary_factor out of (0, 1] or giving an odd or zero dimension.
 // Limits are checked separately by ValidateSpec.
 absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto);
+
+// The rotary dimension of a spec whose partial_rotary_factor is in (0, 1]:
+// int(d * factor), the double product (as HF). nullopt when the factor is 0
+// (unset: d itself) or out of range. The one definition shared by
+// SpecFromProto and the routing key (common/routing_key.h), so that every
+// spelling of one table gets one key.
+std::optional<uint32_t> RotaryDimension(const v1::TableSpec& proto);
 
 // The fully explicit proto form of `spec` (no field left to its default).
 v1::TableSpec SpecToProto(const TableSpec& spec);

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/proto_conversion.h"
 
 namespace posenc {
 namespace {
@@ -76,18 +78,17 @@ std::string RoutingKey(const v1::TableSpec& spec) {
       "default", "default", "linear", "dynamic", "yarn", "llama3", "longrope"};
   const double base = spec.base() == 0 ? 10000.0 : spec.base();
   // A valid partial_rotary_factor names the same table as d = the rotary
-  // dimension without it (the server resolves it so), so the key folds it
+  // dimension without it (SpecFromProto resolves it so), so the key folds it
   // into d: every spelling of one family reaches one replica.
   const double prf = spec.partial_rotary_factor();
-  const bool fold_prf = prf > 0 && prf <= 1;
-  const uint32_t d =
-      fold_prf ? static_cast<uint32_t>(spec.d() * prf) : spec.d();
+  const std::optional<uint32_t> rotary = RotaryDimension(spec);
+  const uint32_t d = rotary.value_or(spec.d());
   std::string key =
       absl::StrCat("d=", d, ";base=", FormatBaseForKey(base),
                    ";dtype=", EnumName(spec.dtype(), kDTypes, 5),
                    ";layout=", EnumName(spec.layout(), kLayouts, 6),
                    ";freq=", EnumName(spec.frequency(), kFrequencies, 3));
-  if (prf != 0 && !fold_prf) {  // out of range: the server rejects it
+  if (prf != 0 && !rotary.has_value()) {  // out of range: rejected
     absl::StrAppend(&key, ";prf=", FormatBaseForKey(prf));
   }
   if (!spec.has_rope() || spec.rope().ByteSizeLong() == 0) return key;
