@@ -9,7 +9,10 @@
 # (2) Proxy overhead: h2load directly against a replica and through HAProxy,
 #     alternating: 1-row GetRows (target >= 0.7x) and 4 MiB GetTable
 #     (target >= 0.6x), and that GetTable with h2load -f 65536 (client frames
-#     up to 64 KiB; no target).
+#     up to 64 KiB; no target); then both calls through posenc's own C++
+#     client (bench/client_load; no target). Each case also runs through an
+#     L4 splice relay (bench/l4_relay.cfg), the floor for any proxy on the
+#     same cores.
 # Prints the commit and /proc/loadavg first: the machine may be shared.
 #
 # Usage: bench/affinity.sh [--part hits|overhead] [driver options]
@@ -17,11 +20,12 @@
 # Env:   BUILD=/path/to/build (default <repo>/build)
 # Needs: haproxy, h2load (scripts/bootstrap.sh), build/server/posenc_server
 #        and the Python stubs (cmake --build --preset release --target
-#        posenc_server posenc_python_stubs).
+#        posenc_server client_load posenc_python_stubs).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
-for f in "$BUILD/server/posenc_server" "$BUILD/tests/interop/python/posenc/v1/posenc_pb2.py"; do
+for f in "$BUILD/server/posenc_server" "$BUILD/bench/client_load" \
+         "$BUILD/tests/interop/python/posenc/v1/posenc_pb2.py"; do
   [[ -e $f ]] || { echo "affinity.sh: missing $f" >&2; exit 2; }
 done
 command -v h2load >/dev/null || { echo "affinity.sh: h2load not found" >&2; exit 2; }
@@ -33,5 +37,6 @@ timeout 1200 /usr/bin/python3 "$ROOT/bench/affinity_bench.py" \
   --server "$BUILD/server/posenc_server" \
   --python-path "$ROOT/client/python:$BUILD/tests/interop/python" \
   --haproxy "$HAPROXY" \
-  --haproxy-cfg "$ROOT/deploy/haproxy/haproxy.cfg" "$@"
+  --haproxy-cfg "$ROOT/deploy/haproxy/haproxy.cfg" \
+  --client-load "$BUILD/bench/client_load" "$@"
 echo "loadavg after: $(cat /proc/loadavg)"

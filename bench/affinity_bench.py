@@ -18,7 +18,14 @@ response cut short as succeeded), and the bytes missing through the proxy
 are reported. Reports req/s and
 the median of the per-round ratios proxy/direct with a 95% confidence
 interval of that median (median_ci; the verdict is on the interval); every
-run is checked against the replica's own OK counter.
+run is checked against the replica's own OK counter. Each round also runs
+the same load through an L4 relay (bench/l4_relay.cfg: HAProxy in TCP mode
+splicing bytes to the same replica, no HTTP/2 parsed): the floor for any
+proxy on these cores, reported as relay/direct and proxy/relay (no target).
+Last, both calls through posenc's own C++ client (bench/client_load, one
+channel shared by several threads; no target): h2load does no gRPC work on
+a reply, so it is the harshest client for a proxy, and this is the view of
+the fastest real one. Calls that fail through the proxy are counted.
 
 Every run is bounded by a count and a timeout. Usage: see bench/affinity.sh.
 """
@@ -27,7 +34,10 @@ import argparse
 import math
 import os
 import random
+import re
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -160,6 +170,19 @@ def h2load(url, body_path, n, c, m, key, extra=()):
     return run_h2load(argv, timeout=300)
 
 
+def client_load(binary, target, method, calls, threads):
+    """One bench/client_load run (posenc's C++ client): (calls/s, failed
+    calls, client CPU us per call)."""
+    out = subprocess.run([binary, f"--target={target}", f"--method={method}",
+                          f"--calls={calls}", f"--threads={threads}"],
+                         capture_output=True, text=True, timeout=300)
+    m = re.search(r"calls \d+ failed (\d+) seconds [\d.]+ calls_per_second "
+                  r"([\d.]+) cpu_us_per_call ([\d.]+)", out.stdout)
+    if not m:
+        raise RuntimeError(f"client_load failed:\n{out.stdout}\n{out.stderr}")
+    return float(m.group(2)), int(m.group(1)), float(m.group(3))
+
+
 def method_ok(posenc, target, method):
     for m in posenc.Client(target, timeout=10).stats().methods:
         if m.method.endswith("/" + method):
@@ -175,6 +198,7 @@ def overhead(args, tmp, posenc, at):
         haproxy = args.haproxy
         haproxy_cfg = args.haproxy_cfg
     cluster = at.Cluster(A, tmp, ["--lame_duck_seconds=0", "--threads=2"])
+    relay = None
     try:
         spec = posenc.TableSpec(d=512, max_len=2048)
         key = spec.routing_key()
@@ -191,6 +215,15 @@ def overhead(args, tmp, posenc, at):
                 c.table(spec)
         owner = at.owners_of(posenc, cluster, spec, calls=1)[0]
         direct = cluster.replicas[owner].target
+        # The floor for any proxy (bench/l4_relay.cfg): bytes spliced to the
+        # same replica over a second TCP connection, no HTTP/2 parsed.
+        relay_target = f"127.0.0.1:{at.free_port()}"
+        relay = at.Process(
+            [args.haproxy, "-db", "-f", args.relay_cfg],
+            os.path.join(tmp, "relay.log"),
+            env=dict(os.environ, POSENC_PROXY_BIND=relay_target,
+                     POSENC_1=direct))
+        wait_for_port(relay_target, relay)
         # h2load advertises 16 KiB frames, as gRPC clients do by default; the
         # third case (no target) shows what a client that accepts 64 KiB
         # frames (grpc.http2.max_frame_size) gets.
@@ -200,13 +233,23 @@ def overhead(args, tmp, posenc, at):
                   args.table_n, 2, 2, 0.6, ()),
                  ("GetTable 4 MiB, client frames up to 64 KiB (h2load -f "
                   "65536)", "GetTable", table, args.table_n, 2, 2, None,
-                  ("-f", "65536"))]
+                  ("-f", "65536")),
+                 # The fastest real client (no target): bench/client_load.
+                 ("GetRows 1 row, posenc C++ client (8 threads)", "GetRows",
+                  None, args.rows_n // 2, 8, 0, None, ()),
+                 ("GetTable 4 MiB, posenc C++ client (4 threads)", "GetTable",
+                  None, args.table_n, 4, 0, None, ())]
         results = []
         for name, method, body, n, c, m, target, extra in cases:
-            ratios, d_rps, p_rps = [], [], []
+            if body is None:  # posenc's C++ client: c threads, n calls
+                results.append(client_case(args, name, method, n, c, direct,
+                                           cluster.target, relay_target))
+                continue
+            ratios, relay_ratios, d_rps, p_rps, r_rps = [], [], [], [], []
             cut = errored = 0.0
             for _ in range(args.rounds):
-                for label, tgt in (("direct", direct), ("proxy", cluster.target)):
+                for label, tgt in (("direct", direct), ("proxy", cluster.target),
+                                   ("relay", relay_target)):
                     before = method_ok(posenc, direct, method)
                     run = h2load(f"http://{tgt}/posenc.v1.PositionalEncoding/"
                                  f"{method}", body, n, c, m, key, extra)
@@ -219,6 +262,10 @@ def overhead(args, tmp, posenc, at):
                             raise RuntimeError(f"direct {method}: {run}")
                         per_call = run.data_bytes / n
                         d_rps.append(run.rate(per_call))
+                    elif label == "relay":
+                        if run.succeeded != n or run.errored:
+                            raise RuntimeError(f"relay {method}: {run}")
+                        r_rps.append(run.rate(per_call))
                     else:
                         # Full responses per second: a response cut short
                         # by the proxy counts for the bytes it delivered.
@@ -226,12 +273,53 @@ def overhead(args, tmp, posenc, at):
                         cut += n - run.complete(per_call)
                         errored += run.errored
                 ratios.append(p_rps[-1] / d_rps[-1])
+                relay_ratios.append(r_rps[-1] / d_rps[-1])
             results.append((name, statistics.median(d_rps),
-                            statistics.median(p_rps), ratios, target,
-                            cut, errored, n * args.rounds))
+                            statistics.median(p_rps), statistics.median(r_rps),
+                            ratios, relay_ratios, target, cut, errored,
+                            n * args.rounds))
         return results
     finally:
+        if relay is not None:
+            relay.stop()
         cluster.stop()
+
+
+def client_case(args, name, method, n, threads, direct, proxy, relay):
+    """Rounds of bench/client_load directly, through the proxy and through
+    the relay; the same tuple as the h2load cases ("cut" = failed calls)."""
+    ratios, relay_ratios, d_rps, p_rps, r_rps = [], [], [], [], []
+    failed = 0
+    for _ in range(args.rounds):
+        rates = {}
+        for label, tgt in (("direct", direct), ("proxy", proxy),
+                           ("relay", relay)):
+            rate, bad, _ = client_load(args.client_load, tgt, method, n,
+                                       threads)
+            if bad and label != "proxy":
+                raise RuntimeError(f"{label} {method}: {bad} calls failed")
+            failed += bad
+            rates[label] = rate
+        d_rps.append(rates["direct"])
+        p_rps.append(rates["proxy"])
+        r_rps.append(rates["relay"])
+        ratios.append(rates["proxy"] / rates["direct"])
+        relay_ratios.append(rates["relay"] / rates["direct"])
+    return (name, statistics.median(d_rps), statistics.median(p_rps),
+            statistics.median(r_rps), ratios, relay_ratios, None, failed, None,
+            n * args.rounds)
+
+
+def wait_for_port(target, process, seconds=10):
+    host, port = target.rsplit(":", 1)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.alive():
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{target} did not open:\n{process.tail()}")
 
 
 def main():
@@ -240,6 +328,9 @@ def main():
     p.add_argument("--python-path", required=True)
     p.add_argument("--haproxy-cfg", required=True)
     p.add_argument("--haproxy", default="/usr/sbin/haproxy")
+    p.add_argument("--relay-cfg", default=os.path.join(HERE, "l4_relay.cfg"))
+    p.add_argument("--client-load", required=True,
+                   help="bench/client_load binary (posenc's C++ client)")
     p.add_argument("--cache-bytes", type=int, default=32 << 20)
     p.add_argument("--d", type=int, default=256)
     p.add_argument("--max-len", type=int, default=1024)
@@ -278,15 +369,23 @@ def main():
         if args.part in ("all", "overhead"):
             print(f"== proxy overhead (h2load, {args.rounds} rounds, "
                   "alternating direct/proxy, cache hits)")
-            for (name, d, pr, ratios, target, cut, errored,
+            for (name, d, pr, rl, ratios, relay_ratios, target, cut, errored,
                  calls) in overhead(args, tmp, posenc, at):
                 print(f"{name}: direct {d:.0f} req/s, proxy {pr:.0f} req/s, "
                       f"ratio median {statistics.median(ratios):.3f} (rounds "
                       f"{min(ratios):.3f}..{max(ratios):.3f}); through the "
-                      f"proxy {cut:.1f} of {calls} responses' bytes missing, "
-                      f"{errored:.0f} streams errored")
+                      + (f"proxy {cut} of {calls} calls failed"
+                         if errored is None else
+                         f"proxy {cut:.1f} of {calls} responses' bytes "
+                         f"missing, {errored:.0f} streams errored"))
                 if target is not None:
                     print("  " + ci_line("proxy/direct", ratios, target))
+                lo, hi = median_ci(relay_ratios)
+                print(f"  floor for any proxy, L4 splice relay/direct: "
+                      f"{statistics.median(relay_ratios):.3f} (95% CI of the "
+                      f"median {lo:.3f}..{hi:.3f}), relay {rl:.0f} req/s; "
+                      f"proxy/relay "
+                      f"{statistics.median(p / r for p, r in zip(ratios, relay_ratios)):.3f}")
     return 0
 
 
