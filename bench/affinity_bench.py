@@ -380,6 +380,11 @@ def main():
                          f"missing, {errored:.0f} streams errored"))
                 if target is not None:
                     print("  " + ci_line("proxy/direct", ratios, target))
+                else:
+                    lo, hi = median_ci(ratios)
+                    print(f"  proxy/direct: {statistics.median(ratios):.3f} "
+                          f"(95% CI of the median {lo:.3f}..{hi:.3f}; no "
+                          "target)")
                 lo, hi = median_ci(relay_ratios)
                 print(f"  floor for any proxy, L4 splice relay/direct: "
                       f"{statistics.median(relay_ratios):.3f} (95% CI of the "
