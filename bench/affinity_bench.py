@@ -172,7 +172,7 @@ def h2load(url, body_path, n, c, m, key, extra=()):
 
 def client_load(binary, target, method, calls, threads):
     """One bench/client_load run (posenc's C++ client): (calls/s, failed
-    calls, client CPU us per call)."""
+    calls, the first failure's status or "")."""
     out = subprocess.run([binary, f"--target={target}", f"--method={method}",
                           f"--calls={calls}", f"--threads={threads}"],
                          capture_output=True, text=True, timeout=300)
@@ -180,7 +180,8 @@ def client_load(binary, target, method, calls, threads):
                   r"([\d.]+) cpu_us_per_call ([\d.]+)", out.stdout)
     if not m:
         raise RuntimeError(f"client_load failed:\n{out.stdout}\n{out.stderr}")
-    return float(m.group(2)), int(m.group(1)), float(m.group(3))
+    error = re.search(r"first error: (.*)", out.stderr)
+    return float(m.group(2)), int(m.group(1)), error.group(1) if error else ""
 
 
 def method_ok(posenc, target, method):
@@ -289,16 +290,18 @@ def client_case(args, name, method, n, threads, direct, proxy, relay):
     """Rounds of bench/client_load directly, through the proxy and through
     the relay; the same tuple as the h2load cases ("cut" = failed calls)."""
     ratios, relay_ratios, d_rps, p_rps, r_rps = [], [], [], [], []
-    failed = 0
+    failed, first_error = 0, ""
     for _ in range(args.rounds):
         rates = {}
         for label, tgt in (("direct", direct), ("proxy", proxy),
                            ("relay", relay)):
-            rate, bad, _ = client_load(args.client_load, tgt, method, n,
-                                       threads)
+            rate, bad, error = client_load(args.client_load, tgt, method, n,
+                                           threads)
             if bad and label != "proxy":
-                raise RuntimeError(f"{label} {method}: {bad} calls failed")
+                raise RuntimeError(f"{label} {method}: {bad} calls failed: "
+                                   f"{error}")
             failed += bad
+            first_error = first_error or error
             rates[label] = rate
         d_rps.append(rates["direct"])
         p_rps.append(rates["proxy"])
@@ -306,8 +309,8 @@ def client_case(args, name, method, n, threads, direct, proxy, relay):
         ratios.append(rates["proxy"] / rates["direct"])
         relay_ratios.append(rates["relay"] / rates["direct"])
     return (name, statistics.median(d_rps), statistics.median(p_rps),
-            statistics.median(r_rps), ratios, relay_ratios, None, failed, None,
-            n * args.rounds)
+            statistics.median(r_rps), ratios, relay_ratios, None,
+            (failed, first_error), None, n * args.rounds)
 
 
 def wait_for_port(target, process, seconds=10):
@@ -374,7 +377,8 @@ def main():
                 print(f"{name}: direct {d:.0f} req/s, proxy {pr:.0f} req/s, "
                       f"ratio median {statistics.median(ratios):.3f} (rounds "
                       f"{min(ratios):.3f}..{max(ratios):.3f}); through the "
-                      + (f"proxy {cut} of {calls} calls failed"
+                      + (f"proxy {cut[0]} of {calls} calls failed"
+                         + (f" (first: {cut[1]})" if cut[1] else "")
                          if errored is None else
                          f"proxy {cut:.1f} of {calls} responses' bytes "
                          f"missing, {errored:.0f} streams errored"))
