@@ -14,9 +14,13 @@ workers), the server and h2load: the cost per call moves far less than req/s
 with a neighbour's load. Bounded: ROUNDS x (1 + proxies) h2load runs of N
 calls, each under a 120 s timeout.
 
+A config given as CFG:FLAGS (e.g. deploy/haproxy/haproxy.cfg:--max_concurrent_streams=1)
+sits in front of a replica of its own started with those comma-separated
+flags; direct runs always use the default replica.
+
 Usage (from the repo root; needs the Python stubs, see bench/affinity.sh):
   bench/proxy_ab.py deploy/haproxy/haproxy.cfg deploy/nginx/posenc.conf \\
-      [--method GetTable|GetRows] [-n N -c C -m M] [--rounds R] \\
+      [--method GetTable|GetRows] [--max-len L] [-n N -c C -m M] [--rounds R] \\
       [--h2load-extra "-f 65536"]
 """
 
@@ -72,6 +76,8 @@ def main():
     p.add_argument("configs", nargs="+")
     p.add_argument("--build", default=os.environ.get("BUILD", f"{ROOT}/build"))
     p.add_argument("--method", choices=["GetTable", "GetRows"], default="GetTable")
+    p.add_argument("--max-len", type=int, default=2048,
+                   help="max_len of the d=512 float32 table (2048: 4 MiB)")
     p.add_argument("-n", type=int, default=None, help="calls per run "
                    "(default 200 GetTable, 10000 GetRows)")
     p.add_argument("-c", type=int, default=None, help="h2load connections "
@@ -97,7 +103,7 @@ def main():
     import posenc
     from posenc.v1 import posenc_pb2
 
-    spec = posenc.TableSpec(d=512, max_len=2048)
+    spec = posenc.TableSpec(d=512, max_len=a.max_len)
     if small:
         msg = posenc_pb2.GetRowsRequest(spec=spec.to_proto(), positions=[1234])
     else:
@@ -125,14 +131,26 @@ def main():
         return run_h2load(argv, timeout=120)
 
     try:
-        sp = free_port()
-        server = start([*pin0, f"{a.build}/server/posenc_server",
-                        f"--listen=127.0.0.1:{sp}", "--lame_duck_seconds=0",
-                        "--threads=2"], os.path.join(tmp, "server.log"))
+        def start_server(flags, log):
+            port = free_port()
+            proc = start([*pin0, f"{a.build}/server/posenc_server",
+                          f"--listen=127.0.0.1:{port}", "--lame_duck_seconds=0",
+                          "--threads=2", *flags], os.path.join(tmp, log))
+            return port, proc
+
+        direct_port, server = start_server([], "server.log")
         proxies = []
-        for i, cfg in enumerate(a.configs):
+        for i, arg in enumerate(a.configs):
+            # CFG:FLAGS puts this proxy in front of a replica of its own,
+            # started with the comma-separated FLAGS.
+            cfg, _, flags = arg.partition(":")
+            sp, replica = direct_port, server
+            if flags:
+                sp, replica = start_server(flags.split(","),
+                                           f"server-{i}.log")
             pp = free_port()
-            name = os.path.basename(cfg)
+            name = os.path.basename(cfg) + (f" (replica {flags})"
+                                             if flags else "")
             if cfg.endswith(".conf"):  # nginx
                 text = open(cfg).read()
                 for r in (1, 2, 3):
@@ -151,21 +169,24 @@ def main():
                     env[f"POSENC_{r}"] = f"127.0.0.1:{sp}"
                 proc = start([*pin1, "haproxy", "-db", "-f", cfg],
                              os.path.join(tmp, f"haproxy-{i}.log"), env)
-            proxies.append((name, pp, proc))
+            proxies.append((name, pp, proc, replica))
         time.sleep(2.5)  # health checks: rise 2 x 500 ms
         def direct_run():
-            run = h2load(sp)
+            run = h2load(direct_port)
             if run.succeeded != n or run.errored:
                 raise RuntimeError(f"direct run lost calls: {run}")
             return run
 
         warm = direct_run()  # the table into the cache
+        for _, pp, _, replica in proxies:
+            if replica is not server:
+                h2load(pp)  # the table into that replica's cache
         per_call = warm.data_bytes / n  # one full response's DATA bytes
         print(f"{a.method}: h2load -n {n} -c {c} -m {m} {a.h2load_extra}"
               f"{'; pinned: server + h2load CPU 0, proxy CPU 1' if a.pin else ''}; "
               f"loadavg {open('/proc/loadavg').read().strip()}; "
               "CPU per call in us")
-        ratios = {name: [] for name, _, _ in proxies}
+        ratios = {name: [] for name, _, _, _ in proxies}
         for r in range(a.rounds):
             s0, k0 = cpu_seconds(server.pid), children_cpu()
             direct = direct_run().rate(per_call)
@@ -173,11 +194,11 @@ def main():
             print(f"round {r + 1} (load {os.getloadavg()[0]:.2f}): direct "
                   f"{direct:.0f} req/s (server {1e6 * (s1 - s0) / n:.0f}, "
                   f"h2load {1e6 * (k1 - k0) / n:.0f})")
-            for name, pp, proc in proxies:
-                x0, s0, k0 = (cpu_seconds(proc.pid), cpu_seconds(server.pid),
+            for name, pp, proc, replica in proxies:
+                x0, s0, k0 = (cpu_seconds(proc.pid), cpu_seconds(replica.pid),
                               children_cpu())
                 run = h2load(pp)
-                x1, s1, k1 = (cpu_seconds(proc.pid), cpu_seconds(server.pid),
+                x1, s1, k1 = (cpu_seconds(proc.pid), cpu_seconds(replica.pid),
                               children_cpu())
                 rps = run.rate(per_call)
                 ratios[name].append(rps / direct)
