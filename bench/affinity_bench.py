@@ -35,7 +35,6 @@ import math
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -224,7 +223,7 @@ def overhead(args, tmp, posenc, at):
             os.path.join(tmp, "relay.log"),
             env=dict(os.environ, POSENC_PROXY_BIND=relay_target,
                      POSENC_1=direct))
-        wait_for_port(relay_target, relay)
+        at.wait_for_port(relay_target, relay)
         # h2load advertises 16 KiB frames, as gRPC clients do by default; the
         # third case (no target) shows what a client that accepts 64 KiB
         # frames (grpc.http2.max_frame_size) gets.
@@ -311,18 +310,6 @@ def client_case(args, name, method, n, threads, direct, proxy, relay):
     return (name, statistics.median(d_rps), statistics.median(p_rps),
             statistics.median(r_rps), ratios, relay_ratios, None,
             (failed, first_error), None, n * args.rounds)
-
-
-def wait_for_port(target, process, seconds=10):
-    host, port = target.rsplit(":", 1)
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and process.alive():
-        try:
-            socket.create_connection((host, int(port)), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{target} did not open:\n{process.tail()}")
 
 
 def main():

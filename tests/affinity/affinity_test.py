@@ -40,6 +40,20 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for_port(target, process, seconds=10):
+    """Returns once `target` (host:port) accepts connections; raises if
+    `process` dies first or `seconds` pass."""
+    host, port = target.rsplit(":", 1)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.alive():
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{target} did not open:\n{process.tail()}")
+
+
 class Process:
     def __init__(self, argv, log_path, env=None):
         self.log_path = log_path
@@ -111,17 +125,9 @@ class Cluster:
             raise
 
     def wait_for_proxy(self):
-        deadline = time.monotonic() + PROXY_START_SECONDS
-        while time.monotonic() < deadline and self.proxy.alive():
-            try:
-                socket.create_connection(("127.0.0.1", self.proxy_port),
-                                         timeout=1).close()
-                # Let the health checks (inter 500ms, rise 2) see everyone.
-                time.sleep(1.5)
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("haproxy did not start:\n" + self.proxy.tail())
+        wait_for_port(self.target, self.proxy, PROXY_START_SECONDS)
+        # Let the health checks (inter 500ms, rise 2) see everyone.
+        time.sleep(1.5)
 
     def stop(self):
         if self.proxy is not None:
