@@ -40,6 +40,20 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
   }
   if (pos == 0) {  // a * sin(0) = +0, a * cos(0) = a
     *sin_bits = EncodeExact(0.0, spec.dtype);
+    if (spec.rope->attention_factor != 0) {
+      // An explicit factor is a double, so a is known exactly: round it
+      // directly. An interval around it would never be decided when a is a
+      // tie of the dtype (1 + 2^-11 in float16): the loop below would double
+      // its precision until memory ran out.
+      mpfr_t a;
+      mpfr_init2(a, 64);
+      mpfr_set_d(a, spec.rope->attention_factor, MPFR_RNDN);  // exact
+      *cos_bits = RoundMpfrToBits(a, spec.dtype);
+      mpfr_clear(a);
+      return;
+    }
+    // A factor from the formulas is 1 or irrational (a logarithm or a
+    // square root of one), so never a tie: the loop ends.
     for (mpfr_prec_t w = 128;; w *= 2) {
       mpfr_t a, err;
       mpfr_init2(a, w);

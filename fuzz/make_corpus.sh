@@ -23,3 +23,8 @@ encode stream_batches too_big StreamBatchesRequest 'spec { d: 64 max_len: 512 dt
 encode get_rows few GetRowsRequest 'spec { d: 4 max_len: 4 } positions: [0, 2, 3, 2]'
 encode get_rows large_table GetRowsRequest 'spec { d: 64 max_len: 512 dtype: DTYPE_FLOAT64 } positions: [511, 0, 256]'
 encode get_rows out_of_range GetRowsRequest 'spec { d: 4 max_len: 4 } positions: [4]'
+# Regression (fuzz_stream_batches found it): an explicit attention factor on
+# a float16 tie (1 + 2^-11) made the exact path at position 0 loop forever.
+tie='spec { d: 24 max_len: 24 dtype: DTYPE_FLOAT16 layout: LAYOUT_INTERLEAVED_PAIRS rope { type: ROPE_TYPE_YARN factor: 4 original_max_position_embeddings: 65 mscale_all_dim: 0.7 attention_factor: 1.00048828125 } }'
+encode get_table yarn_attention_tie GetTableRequest "$tie"
+encode stream_batches yarn_attention_tie StreamBatchesRequest "$tie rows_per_batch: 5"

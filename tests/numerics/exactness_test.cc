@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/encoding.h"
 #include "core/exact_frequency.h"
 #include "core/exact_sincos_mpfr.h"
+#include "core/rope.h"
 #include "core/rounding.h"
 #include "core/row_kernel_simd.h"
 #include "core/sincos_double_double.h"
@@ -327,6 +329,52 @@ TEST(ExactFallback, ZivLoopValues_MatchReference) {
     }
   }
   ReportChecked(stats);
+}
+
+// Found by fuzz_stream_batches: YaRN with an explicit attention_factor of
+// 1 + 2^-11, a float16 tie, at position 0 (where cos = the factor itself)
+// made the MPFR loop double its precision until memory ran out. Each case
+// must end, round the exact factor to nearest even, and give the same bits
+// through the whole-table path.
+TEST(ExactFallback, ExplicitAttentionFactorOnATie_RoundsToEvenAndEnds) {
+  struct Case {
+    DType dtype;
+    double factor;
+    uint64_t cos_bits;  // RNE_dtype(factor)
+  };
+  const Case cases[] = {
+      {DType::kFloat16, 1 + 0x1p-11, 0x3C00},            // tie: down to even
+      {DType::kFloat16, 1 + 0x1p-11 + 0x1p-40, 0x3C01},  // above the tie: up
+      {DType::kFloat16, 1 + 3 * 0x1p-11, 0x3C02},        // tie: up to even
+      {DType::kBFloat16, 1 + 0x1p-8, 0x3F80},
+      {DType::kFloat32, 1 + 0x1p-24, 0x3F800000},
+      {DType::kFloat64, 1 + 0x1p-52, 0x3FF0000000000001},  // exact
+  };
+  for (const Case& c : cases) {
+    RopeScaling r;
+    r.type = RopeType::kYarn;
+    r.factor = 4;
+    r.original_max_position_embeddings = 65;
+    r.mscale_all_dim = 0.7;
+    r.attention_factor = c.factor;
+    ASSERT_TRUE(ValidateRope(r, 24).ok());
+    TableSpec spec = MakeSpec(24, 10000, c.dtype, Layout::kInterleavedPairs,
+                              Frequency::kPaper, /*max_len=*/24);
+    spec.rope = std::make_shared<const RopeScaling>(r);
+    SCOPED_TRACE(::testing::Message() << "factor " << c.factor << " dtype "
+                                      << static_cast<int>(c.dtype));
+    for (uint32_t i = 0; i < 12; ++i) {
+      uint64_t s = 1, cos = 1;
+      ExactSinCosBits(spec, i, 0, &s, &cos);
+      EXPECT_EQ(cos, c.cos_bits) << "pair " << i;
+      EXPECT_EQ(s, EncodeExact(0.0, c.dtype)) << "pair " << i;
+    }
+    std::vector<std::byte> table(spec.table_bytes());
+    ComputeRows(spec, 0, spec.max_len, table.data());
+    uint64_t first = 0;  // row 0, channel 0: cos of pair 0
+    std::memcpy(&first, table.data(), DTypeSize(c.dtype));
+    EXPECT_EQ(first, c.cos_bits);
+  }
 }
 
 // RoundDoubleToBits against the compiler's own double -> _Float16 conversion.
