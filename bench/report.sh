@@ -64,18 +64,28 @@ section "Encoding kernel, every dtype (encoding_bench)" \
   --benchmark_color=false
 PORT=${PORT:-50181}
 STEADY_PORT=${STEADY_PORT:-50182}
-"$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT > /dev/null 2>&1 &
+SERVER_LOG=$(mktemp /tmp/posenc-report-server.XXXXXX)
+"$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT > "$SERVER_LOG" 2>&1 &
 SPID=$!
 # Steady state: a cache of three 16 MiB tables, full after the first calls.
 "$BUILD/server/posenc_server" --listen=127.0.0.1:$STEADY_PORT \
-  --cache_bytes=50331648 > /dev/null 2>&1 &
+  --cache_bytes=50331648 >> "$SERVER_LOG" 2>&1 &
 STEADY_SPID=$!
-sleep 1
+# Both listening (at most 10 s), or their log, so a failed start says why.
+for port in $PORT $STEADY_PORT; do
+  for _ in $(seq 200); do
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+    sleep 0.05
+  done
+  (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null ||
+    { echo "report.sh: no server on port $port:" >&2; cat "$SERVER_LOG" >&2; }
+done
 section "Cold path end to end (cold_path)" \
   "$BUILD/bench/cold_path" --target=127.0.0.1:$PORT \
   --steady_target=127.0.0.1:$STEADY_PORT --rounds=25
 kill $SPID $STEADY_SPID
 wait $SPID $STEADY_SPID 2>/dev/null
+rm -f "$SERVER_LOG"
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 3
