@@ -52,8 +52,9 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
       mpfr_clear(a);
       return;
     }
-    // A factor from the formulas is 1 or irrational (a logarithm or a
-    // square root of one), so never a tie: the loop ends.
+    // A factor from the formulas (YaRN's ratio of logarithms, LongRoPE's
+    // square root) is irrational or a short rational such as 1 or 3/2,
+    // never a tie of a dtype: the loop ends.
     for (mpfr_prec_t w = 128;; w *= 2) {
       mpfr_t a, err;
       mpfr_init2(a, w);
