@@ -76,15 +76,8 @@ int main(int argc, char** argv) {
   absl::Mutex mu;
   std::string first_error;
   auto one_call = [&]() -> absl::Status {
-    if (rows) {
-      absl::StatusOr<posenc::Tensor> t = client.GetRows(spec, {position});
-      if (!t.ok()) return t.status();
-      if (t->data.size() != want_bytes) {
-        return absl::DataLossError(absl::StrCat(t->data.size(), " bytes"));
-      }
-      return absl::OkStatus();
-    }
-    absl::StatusOr<posenc::Tensor> t = client.GetTable(spec);
+    absl::StatusOr<posenc::Tensor> t =
+        rows ? client.GetRows(spec, {position}) : client.GetTable(spec);
     if (!t.ok()) return t.status();
     if (t->data.size() != want_bytes) {
       return absl::DataLossError(absl::StrCat(t->data.size(), " bytes"));
