@@ -10,6 +10,10 @@
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
+#   6. bench/attacks/h2_attacks.py  every HTTP/2 attack, 10 s each, against a
+#                                   server with default flags: the victim's
+#                                   ratio (>= 0.5), peak RSS (<= cache +
+#                                   in-flight + 64 MiB), alive afterwards
 #
 # Usage: bench/report.sh [--no-write]      (~10 minutes; needs a Release build:
 #        cmake --preset release && cmake --build --preset release)
@@ -91,6 +95,12 @@ section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 3
 section "Instructions per cache hit vs the floor (callgrind_hit.sh; repeatable under load)" \
   "$ROOT/bench/callgrind_hit.sh" 20
+section "HTTP/2 attacks, direct (h2_attacks.py; victim ratio >= 0.5, RSS bound, alive)" \
+  /usr/bin/python3 "$ROOT/bench/attacks/h2_attacks.py" \
+  --server-binary "$BUILD/server/posenc_server" \
+  --victim-binary "$BUILD/bench/client_load" --seconds 10 \
+  --recover-seconds 30 --check --min-victim-ratio 0.5 \
+  --json "$BUILD/attacks-report.json"
 echo "<!-- report:end -->" >> "$OUT"
 
 if [[ $WRITE == 1 ]]; then

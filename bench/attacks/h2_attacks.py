@@ -104,7 +104,9 @@ Checks (--check): exit 1 if after any attack the server is not alive, or its
 peak RSS (the larger of the sampled VmRSS and VmHWM) exceeds --max-rss-bytes
 (with --server-binary, by default --cache_bytes + --max_inflight_bytes +
 64 MiB from the server arguments, or the server's defaults 512 MiB and
-256 MiB). The victim's ratio is never checked. Exit 2: bad arguments.
+256 MiB), or, only with --min-victim-ratio R, the victim's ratio is below R
+(ctest never checks the ratio: it depends on the machine's load). Exit 2:
+bad arguments.
 
 Request encoding without protoc (proto/posenc/v1/posenc.proto): TableSpec
 d=1 (varint), base=2 (double), max_len=3 (varint), dtype=4 (varint);
@@ -1632,11 +1634,14 @@ def fmt_bytes(n):
         return "n/a"
     if n >= GiB:
         return f"{n / GiB:.1f} GiB"
+    if n < MiB:
+        return f"{n / 1024:.0f} KiB"
     return f"{n / MiB:.0f} MiB"
 
 
-def verdicts(r, bound):
-    """Failed checks of one result (the victim's ratio is never checked)."""
+def verdicts(r, bound, min_ratio=None):
+    """Failed checks of one result (the victim's ratio only if `min_ratio`
+    is given)."""
     bad = []
     if r.get("skipped"):
         bad.append(r["skipped"])
@@ -1650,6 +1655,9 @@ def verdicts(r, bound):
     if bound and server and server["peak_rss_bytes"] > bound:
         bad.append(f"peak RSS {fmt_bytes(server['peak_rss_bytes'])} > bound "
                    f"{fmt_bytes(bound)}")
+    ratio = r.get("victim", {}).get("ratio")
+    if min_ratio is not None and (ratio is None or ratio < min_ratio):
+        bad.append(f"victim ratio {ratio} < {min_ratio}")
     return bad
 
 
@@ -1736,6 +1744,9 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if the server dies, stops answering, or "
                          "passes the RSS bound")
+    ap.add_argument("--min-victim-ratio", type=float,
+                    help="with --check, also fail an attack whose victim "
+                         "ratio is below this (bench/report.sh: 0.5)")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
 
@@ -1747,6 +1758,8 @@ def main():
         ap.error("--procs in [1, 16]")
     if not 0 < args.recover_seconds <= 120:
         ap.error("--recover-seconds in (0, 120]")
+    if args.min_victim_ratio is not None and args.no_victim:
+        ap.error("--min-victim-ratio needs the victim")
     if args.target:
         try:
             check_target(args.target)
@@ -1797,7 +1810,7 @@ def main():
         finally:
             if server is not None:
                 server.stop()
-        bad = verdicts(r, bound)
+        bad = verdicts(r, bound, args.min_victim_ratio)
         r["failed_checks"] = bad
         if bad:
             failed.append(name)
