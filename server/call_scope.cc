@@ -3,8 +3,24 @@
 #include "absl/status/status.h"
 #include "common/routing_key.h"
 #include "server/log.h"
+#include "server/server_options.h"
 
 namespace posenc {
+
+LogRateLimiter& FailureLogLimiter() {
+  static LogRateLimiter* const limiter =
+      new LogRateLimiter(ServerOptions().failure_log_lines_per_second);
+  return *limiter;
+}
+
+void ReportSuppressedFailureLogLines() {
+  const LogRateLimiter::Suppressed suppressed =
+      FailureLogLimiter().TakeSuppressed();
+  if (suppressed.lines > 0) {
+    Log("WARN", "suppressed %d failed-call log lines in the last %.1f s",
+        suppressed.lines, absl::ToDoubleSeconds(suppressed.over));
+  }
+}
 
 CallScope::CallScope(grpc::CallbackServerContext* context,
                      CallCounters* counters, Method method)
@@ -27,6 +43,7 @@ void CallScope::LogIfFailed(const grpc::Status& status) const {
   if (status.ok() || status.error_code() == grpc::StatusCode::CANCELLED) {
     return;
   }
+  if (!FailureLogLimiter().Admit()) return;  // counted, reported later
   // The one log line of a failed call (never a payload).
   Log("WARN", "%s -> %s: %s %s=%s", MethodName(method_),
       absl::StatusCodeToString(

@@ -7,7 +7,8 @@
 //     drain waits for `live` to reach 0 (see PosencServer::Shutdown);
 //   - echoes the client's routing key (x-posenc-table) in the response's
 //     initial metadata;
-//   - names that key in the one log line of a failed call (LogIfFailed).
+//   - names that key in the one log line of a failed call (LogIfFailed),
+//     within the process-wide rate limit of FailureLogLimiter().
 //
 // This was a gRPC server interceptor; interception hooks run on every batch
 // of every call, which cost 4-7 us of CPU per 1-row GetRows (15% of the
@@ -25,9 +26,21 @@
 #include <cstdint>
 #include <string>
 
+#include "server/log_rate_limiter.h"
 #include "server/method_stats.h"
 
 namespace posenc {
+
+// The process-wide limit on failed-call log lines (CallScope::LogIfFailed):
+// at most max_lines() a second. PosencServer::Create sets the limit from
+// ServerOptions::failure_log_lines_per_second (the last server created in
+// a process sets it).
+LogRateLimiter& FailureLogLimiter();
+
+// Logs "suppressed K failed-call log lines in the last S s" if the limit
+// held any back since the last report. PosencServer calls it once a second
+// and when it stops. Thread-safe.
+void ReportSuppressedFailureLogLines();
 
 struct CallCounters {
   std::atomic<int64_t> live{0};      // posenc.v1 calls not yet done
@@ -43,7 +56,10 @@ class CallScope {
   CallScope& operator=(const CallScope&) = delete;
 
   // Logs `status` with the method and the routing key unless it is OK or
-  // CANCELLED (the client's own doing).
+  // CANCELLED (the client's own doing), or FailureLogLimiter() holds the
+  // line back (it is then counted, and reported in a summary line). Under a
+  // flood of failures a held-back line costs an atomic increment: no lock,
+  // no allocation, no formatting.
   void LogIfFailed(const grpc::Status& status) const;
 
  private:

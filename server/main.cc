@@ -74,6 +74,10 @@ ABSL_FLAG(uint64_t, warm_reserve_bytes, kDefaults.warm_reserve_bytes,
           "margin)");
 ABSL_FLAG(uint64_t, grpc_memory_bytes, kDefaults.grpc_memory_bytes,
           "gRPC's ResourceQuota: memory for its own buffers");
+ABSL_FLAG(uint32_t, failure_log_lines_per_second,
+          kDefaults.failure_log_lines_per_second,
+          "failed calls logged per second; the rest are counted in one "
+          "'suppressed K ...' line a second (0..1000000)");
 ABSL_FLAG(double, lame_duck_seconds, kDefaults.lame_duck_seconds,
           "on SIGTERM/SIGINT, seconds the server keeps serving with health "
           "NOT_SERVING, so health checks and proxies move traffic away, "
@@ -139,6 +143,8 @@ int main(int argc, char** argv) {
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.warm_reserve_bytes = absl::GetFlag(FLAGS_warm_reserve_bytes);
   options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
+  options.failure_log_lines_per_second =
+      absl::GetFlag(FLAGS_failure_log_lines_per_second);
   options.lame_duck_seconds = absl::GetFlag(FLAGS_lame_duck_seconds);
   options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);

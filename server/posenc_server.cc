@@ -83,7 +83,8 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
           ? options.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   server->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
-  // Process-wide (AllocateLargeBuffer has no server to ask).
+  // Process-wide (AllocateLargeBuffer and CallScope have no server to ask).
+  FailureLogLimiter().set_max_lines(options.failure_log_lines_per_second);
   WarmReserve().SetBound(options.warm_reserve_bytes);
   WarmReserve().SetRefill(options.warm_reserve_bytes > 0);
   ComputePool::Options pool_options;
@@ -150,6 +151,14 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = std::move(*metrics);
   }
+  // Failed calls past the log limit are reported once a second.
+  PosencServer* self = server.get();
+  server->log_reporter_ = std::thread([self] {
+    while (!self->stop_log_reporter_.WaitForNotificationWithTimeout(
+        absl::Seconds(1))) {
+      ReportSuppressedFailureLogLines();
+    }
+  });
   server->server_->GetHealthCheckService()->SetServingStatus(true);
   return server;
 }
@@ -205,6 +214,14 @@ void PosencServer::Stop(bool lame_duck) {
                            absl::Now() + absl::Seconds(kShutdownTailSeconds));
   server_->Shutdown(absl::ToChronoTime(end));
   server_->Wait();
+  StopLogReporter();
+}
+
+void PosencServer::StopLogReporter() {
+  if (!log_reporter_.joinable()) return;
+  stop_log_reporter_.Notify();
+  log_reporter_.join();
+  ReportSuppressedFailureLogLines();  // the last second's
 }
 
 void PosencServer::Wait() { server_->Wait(); }
@@ -236,6 +253,7 @@ PosencServer::~PosencServer() {
   // the service, the pool and the cache it used; no call is left holding a
   // pool task.
   if (server_ != nullptr) Stop(/*lame_duck=*/false);
+  StopLogReporter();  // if Create failed after starting it
   metrics_.reset();
 }
 

@@ -11,9 +11,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "core/byte_budget.h"
 #include "core/compute_pool.h"
 #include "core/table_cache.h"
@@ -59,6 +61,8 @@ class PosencServer {
   explicit PosencServer(const ServerOptions& options);
   // Shutdown, with or without the lame-duck period.
   void Stop(bool lame_duck);
+  // Stops log_reporter_ (if running) and reports what it had left.
+  void StopLogReporter();
 
   const ServerOptions options_;
   const absl::Time start_time_;
@@ -76,6 +80,10 @@ class PosencServer {
   int port_ = 0;
   // Reset first by the destructor, so a scrape never sees a dead cache.
   std::unique_ptr<MetricsExposer> metrics_;
+  // Reports the failed-call log lines held back by FailureLogLimiter()
+  // once a second, until stop_log_reporter_.
+  absl::Notification stop_log_reporter_;
+  std::thread log_reporter_;
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };

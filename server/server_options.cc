@@ -52,6 +52,11 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(
         "--max_concurrent_streams must be at least 1");
   }
+  if (o.failure_log_lines_per_second > 1000000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--failure_log_lines_per_second must be 0..1000000, got ",
+                     o.failure_log_lines_per_second));
+  }
   if (o.threads < 0 || o.threads > 1024) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--threads must be 0..1024 (0 = one per core), got ", o.threads));

@@ -51,6 +51,10 @@ struct ServerOptions {
   uint64_t warm_reserve_bytes = uint64_t{32} << 20;
   // gRPC's ResourceQuota: memory for its own buffers (reads, HTTP/2 frames).
   uint64_t grpc_memory_bytes = uint64_t{64} << 20;
+  // Failed calls logged per second, process-wide; the rest are counted and
+  // reported as one line a second ("suppressed K failed-call log lines in
+  // the last S s"). 0..1000000 (0 logs only those summaries).
+  uint32_t failure_log_lines_per_second = 20;
   // On SIGTERM/SIGINT, health goes NOT_SERVING at once but the server keeps
   // serving every call for this long (the lame-duck period), so health
   // checks and proxies move traffic away before it stops taking calls.
