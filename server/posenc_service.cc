@@ -36,6 +36,26 @@ class CallRecord {
   const absl::Time start_;
 };
 
+// True when the call's request message never arrived: the client reset
+// the stream before its DATA frame (RST_STREAM, also when HEADERS, DATA and
+// RST_STREAM arrive together), half-closed it without a message (HEADERS
+// with END_STREAM), or the call's deadline passed first. gRPC 1.51's
+// callback API still runs the handler then, with a ByteBuffer that is not
+// Valid(); context->IsCancelled() is no test, since it is still false at
+// that point for a stream reset after its HEADERS and for a half-close. A
+// message that did arrive, even an empty one, is a Valid() ByteBuffer (an
+// empty request stays INVALID_ARGUMENT). Measured in
+// tests/hardening/amplifier_test.cc.
+bool RequestMissing(const grpc::ByteBuffer* raw) {
+  return raw == nullptr || !raw->Valid();
+}
+
+// How such a call ends: CANCELLED with no message (nothing to allocate) and
+// no log line (CallScope::LogIfFailed skips CANCELLED), before any lookup.
+absl::Status RequestMissingStatus() {
+  return absl::Status(absl::StatusCode::kCancelled, "");
+}
+
 void FinishUnary(UnaryCall* reactor, CallRecord& record,
                  const absl::Status& status, uint64_t bytes_sent) {
   record.End(status, bytes_sent);
@@ -422,9 +442,20 @@ PositionalEncodingService::PositionalEncodingService(
       miss_limiter_(limits.max_misses_per_connection),
       start_time_(absl::Now()) {}
 
+grpc::ServerUnaryReactor* PositionalEncodingService::FinishRequestMissing(
+    grpc::CallbackServerContext* context, Method method) {
+  auto* reactor = new UnaryCall(context, calls_, method);
+  CallRecord record(stats_, method);
+  FinishUnary(reactor, record, RequestMissingStatus(), 0);
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
     grpc::ByteBuffer* response) {
+  if (RequestMissing(raw)) {
+    return FinishRequestMissing(context, Method::kGetTable);
+  }
   auto* reactor = new UnaryCall(context, calls_, Method::kGetTable);
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetTable);
   absl::Status draining = CheckNotDraining();
@@ -491,6 +522,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>*
 PositionalEncodingService::StreamRows(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* raw) {
   auto* stream = new TableStream(Method::kStreamRows, context, this);
+  if (RequestMissing(raw)) {
+    stream->Start(RequestMissingStatus());
+    return stream;
+  }
   absl::Status draining = CheckNotDraining();
   stream->Start(draining.ok() ? PlanStreamRows(*raw, limits_)
                               : absl::StatusOr<RangePlan>(draining));
@@ -501,6 +536,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>*
 PositionalEncodingService::StreamBatches(grpc::CallbackServerContext* context,
                                          const grpc::ByteBuffer* raw) {
   auto* stream = new TableStream(Method::kStreamBatches, context, this);
+  if (RequestMissing(raw)) {
+    stream->Start(RequestMissingStatus());
+    return stream;
+  }
   absl::Status draining = CheckNotDraining();
   stream->Start(draining.ok() ? PlanStreamBatches(*raw, limits_)
                               : absl::StatusOr<RangePlan>(draining));
@@ -510,6 +549,9 @@ PositionalEncodingService::StreamBatches(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
     grpc::ByteBuffer* response) {
+  if (RequestMissing(raw)) {
+    return FinishRequestMissing(context, Method::kGetRows);
+  }
   auto* reactor = new UnaryCall(context, calls_, Method::kGetRows);
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetRows);
   absl::Status draining = CheckNotDraining();

@@ -16,7 +16,10 @@
 // its connection already has max_misses_per_connection computations in
 // progress, when the compute queue is full, or when the memory it needs
 // outside the cache (its response buffer) would take calls in progress past
-// the inflight budget. Cache hits never wait for the pool.
+// the inflight budget. Cache hits never wait for the pool. A call whose
+// request never arrived (the client reset the stream, half-closed it
+// without a message, or its deadline passed first) ends CANCELLED before
+// any of that, with no log line.
 //
 // Thread-safe. The cache, pool and stats must outlive the service and every
 // call it started (shut the grpc::Server down before destroying them).
@@ -82,6 +85,11 @@ class PositionalEncodingService final : public RawTableMethods {
   class TableStream;
   struct MissTicket;
 
+  // A unary call whose request never arrived (reset, half-closed without
+  // a message, deadline): ends CANCELLED at once, counted in the stats, no
+  // other work and no log line.
+  grpc::ServerUnaryReactor* FinishRequestMissing(
+      grpc::CallbackServerContext* context, Method method);
   // Status of a refused call, counted under `reason`.
   absl::Status Refuse(RefusalReason reason, absl::Status status);
   // UNAVAILABLE while draining (counted), else OK.
