@@ -5,13 +5,19 @@
 set -euo pipefail
 
 build_pkgs=(
-  build-essential cmake ninja-build pkg-config git ca-certificates
-  libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
+  build-essential cmake ninja-build pkg-config git ca-certificates dpkg-dev
+  protobuf-compiler libprotobuf-dev libprotoc-dev
+  libc-ares-dev libre2-dev zlib1g-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev libmpfr-dev libgmp-dev
   prometheus-cpp-dev libssl-dev
 )
+# The gRPC posenc links is built from Debian's source by scripts/build-grpc.sh
+# (Debian 12's libgrpc 1.51.1 carries four HTTP/2 CVEs); gRPC's own
+# dependencies above stay Debian's. protobuf-compiler-grpc is only for the
+# Python client's stubs (grpc_python_plugin).
 test_pkgs=(
+  protobuf-compiler-grpc
   clang libclang-rt-14-dev clang-format
   nghttp2-client openssl prometheus procps python3 python3-grpcio python3-protobuf python3-numpy python3-yaml
   python3-h2 python3-hpack python3-hyperframe

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian packages), builds posenc and runs every
+# Installs what is missing (Debian packages, and posenc's patched gRPC built
+# from Debian's source by scripts/build-grpc.sh), builds posenc and runs every
 # test suite:
 #   1. the Release build and its ctest run (unit, integration, numerics,
 #      interop, replica, affinity (3 replicas behind HAProxy), hardening with
@@ -18,6 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/bootstrap.sh || exit 1
+scripts/build-grpc.sh || exit 1
 export CTEST_OUTPUT_ON_FAILURE=1
 
 passed=0
