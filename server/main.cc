@@ -53,6 +53,33 @@ ABSL_FLAG(uint64_t, max_request_bytes, kDefaults.max_request_bytes,
           "largest request message accepted, in bytes");
 ABSL_FLAG(uint32_t, max_concurrent_streams, kDefaults.max_concurrent_streams,
           "concurrent calls allowed on one HTTP/2 connection");
+ABSL_FLAG(uint32_t, max_metadata_bytes, kDefaults.max_metadata_bytes,
+          "largest request header block (metadata) in bytes; gRPC refuses a "
+          "call past it with RESOURCE_EXHAUSTED (1024..1048576)");
+ABSL_FLAG(uint32_t, max_ping_strikes, kDefaults.max_ping_strikes,
+          "PINGs a connection may send sooner than --min_ping_interval_seconds "
+          "apart while the server sends no data; one more and it gets GOAWAY "
+          "(too_many_pings) and is closed (1..1000)");
+ABSL_FLAG(double, min_ping_interval_seconds,
+          kDefaults.min_ping_interval_seconds,
+          "shortest interval between a client's PINGs that is not a strike "
+          "while the server sends no data (1..86400)");
+ABSL_FLAG(double, max_connection_idle_seconds,
+          kDefaults.max_connection_idle_seconds,
+          "a connection with no call for this long gets GOAWAY and is closed "
+          "(0 = never)");
+ABSL_FLAG(double, max_connection_age_seconds,
+          kDefaults.max_connection_age_seconds,
+          "a connection older than this (+-10% jitter) gets GOAWAY; clients "
+          "reconnect (0 = never)");
+ABSL_FLAG(double, max_connection_age_grace_seconds,
+          kDefaults.max_connection_age_grace_seconds,
+          "after --max_connection_age_seconds, how long the calls on the "
+          "connection may take to finish before it is closed");
+ABSL_FLAG(double, handshake_timeout_seconds,
+          kDefaults.handshake_timeout_seconds,
+          "a new connection that has not finished its handshake (TLS, HTTP/2 "
+          "preface and SETTINGS) within this is closed (0.1..3600)");
 ABSL_FLAG(int, threads, kDefaults.threads,
           "threads computing tables (0 = one per core)");
 ABSL_FLAG(uint64_t, max_queued_compute_bytes,
@@ -74,6 +101,9 @@ ABSL_FLAG(uint64_t, warm_reserve_bytes, kDefaults.warm_reserve_bytes,
           "margin)");
 ABSL_FLAG(uint64_t, grpc_memory_bytes, kDefaults.grpc_memory_bytes,
           "gRPC's ResourceQuota: memory for its own buffers");
+ABSL_FLAG(int, grpc_max_threads, kDefaults.grpc_max_threads,
+          "threads gRPC may run for its synchronous services (reflection, "
+          "channelz); one per open call, past it RESOURCE_EXHAUSTED (2..1024)");
 ABSL_FLAG(uint32_t, failure_log_lines_per_second,
           kDefaults.failure_log_lines_per_second,
           "failed calls logged per second; the rest are counted in one "
@@ -135,6 +165,18 @@ int main(int argc, char** argv) {
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.max_metadata_bytes = absl::GetFlag(FLAGS_max_metadata_bytes);
+  options.max_ping_strikes = absl::GetFlag(FLAGS_max_ping_strikes);
+  options.min_ping_interval_seconds =
+      absl::GetFlag(FLAGS_min_ping_interval_seconds);
+  options.max_connection_idle_seconds =
+      absl::GetFlag(FLAGS_max_connection_idle_seconds);
+  options.max_connection_age_seconds =
+      absl::GetFlag(FLAGS_max_connection_age_seconds);
+  options.max_connection_age_grace_seconds =
+      absl::GetFlag(FLAGS_max_connection_age_grace_seconds);
+  options.handshake_timeout_seconds =
+      absl::GetFlag(FLAGS_handshake_timeout_seconds);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.max_queued_compute_bytes =
       absl::GetFlag(FLAGS_max_queued_compute_bytes);
@@ -143,6 +185,7 @@ int main(int argc, char** argv) {
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.warm_reserve_bytes = absl::GetFlag(FLAGS_warm_reserve_bytes);
   options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
+  options.grpc_max_threads = absl::GetFlag(FLAGS_grpc_max_threads);
   options.failure_log_lines_per_second =
       absl::GetFlag(FLAGS_failure_log_lines_per_second);
   options.lame_duck_seconds = absl::GetFlag(FLAGS_lame_duck_seconds);

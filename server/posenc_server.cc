@@ -33,6 +33,14 @@ constexpr double kShutdownTailSeconds = 0.5;
 // Headroom for a response's non-tensor fields above --max_message_bytes.
 constexpr int kResponseHeaderBytes = 4096;
 
+// A validated duration option (seconds) as gRPC's int milliseconds, at
+// least 1 ms when positive.
+int Millis(double seconds) {
+  return static_cast<int>(std::clamp<double>(std::llround(seconds * 1000),
+                                             seconds > 0 ? 1 : 0,
+                                             std::numeric_limits<int>::max()));
+}
+
 absl::StatusOr<std::string> ReadPemFile(const std::string& path,
                                         const char* flag) {
   std::ifstream in(path, std::ios::binary);
@@ -132,10 +140,33 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   // gRPC enables SO_REUSEPORT by default, which lets a second server bind the
   // same port and silently take half the connections: refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // The transport's limits on what one client may make the server hold or
+  // answer (server_options.h says why each default).
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(options.max_concurrent_streams));
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE,
+                             static_cast<int>(options.max_metadata_bytes));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES,
+                             static_cast<int>(options.max_ping_strikes));
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      Millis(options.min_ping_interval_seconds));
+  if (options.max_connection_idle_seconds > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                               Millis(options.max_connection_idle_seconds));
+  }
+  if (options.max_connection_age_seconds > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               Millis(options.max_connection_age_seconds));
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+        Millis(options.max_connection_age_grace_seconds));
+  }
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             Millis(options.handshake_timeout_seconds));
   grpc::ResourceQuota quota("posenc");
   quota.Resize(options.grpc_memory_bytes);
+  quota.SetMaxThreads(options.grpc_max_threads);
   builder.SetResourceQuota(quota);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

@@ -1,12 +1,33 @@
 #include "server/server_options.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
 namespace posenc {
+namespace {
+
+// gRPC takes these durations as an int of milliseconds.
+constexpr double kMaxGrpcSeconds = 2147483;
+
+// OK if `value` (seconds) is finite and within [min, max], or is 0 when
+// `zero_means_off`; else INVALID_ARGUMENT naming the flag and the range.
+absl::Status CheckSeconds(const char* flag, double value, double min,
+                          double max, bool zero_means_off) {
+  if (zero_means_off && value == 0) return absl::OkStatus();
+  if (std::isfinite(value) && value >= min && value <= max) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--%s must be %s%.15g..%.15g seconds, got %g", flag,
+                      zero_means_off ? "0 (off) or " : "", min, max, value));
+}
+
+}  // namespace
 
 absl::Status ValidateServerOptions(const ServerOptions& o) {
   const size_t colon = o.listen.rfind(':');
@@ -48,9 +69,43 @@ absl::Status ValidateServerOptions(const ServerOptions& o) {
         absl::StrCat("--max_request_bytes must be 1024..1073741824, got ",
                      o.max_request_bytes));
   }
-  if (o.max_concurrent_streams < 1) {
+  if (o.max_concurrent_streams < 1 ||
+      o.max_concurrent_streams > uint32_t{INT32_MAX}) {
     return absl::InvalidArgumentError(
-        "--max_concurrent_streams must be at least 1");
+        absl::StrCat("--max_concurrent_streams must be 1..2147483647, got ",
+                     o.max_concurrent_streams));
+  }
+  if (o.max_metadata_bytes < 1024 || o.max_metadata_bytes > (1u << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_metadata_bytes must be 1024..1048576, got ",
+                     o.max_metadata_bytes));
+  }
+  if (o.max_ping_strikes < 1 || o.max_ping_strikes > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_ping_strikes must be 1..1000 (gRPC's 0 would allow PINGs "
+        "without limit), got ",
+        o.max_ping_strikes));
+  }
+  for (absl::Status s : {
+           CheckSeconds("min_ping_interval_seconds",
+                        o.min_ping_interval_seconds, 1, 86400, false),
+           CheckSeconds("max_connection_idle_seconds",
+                        o.max_connection_idle_seconds, 0.001, kMaxGrpcSeconds,
+                        true),
+           CheckSeconds("max_connection_age_seconds",
+                        o.max_connection_age_seconds, 0.001, kMaxGrpcSeconds,
+                        true),
+           CheckSeconds("max_connection_age_grace_seconds",
+                        o.max_connection_age_grace_seconds, 0, kMaxGrpcSeconds,
+                        false),
+           CheckSeconds("handshake_timeout_seconds",
+                        o.handshake_timeout_seconds, 0.1, 3600, false),
+       }) {
+    if (!s.ok()) return s;
+  }
+  if (o.grpc_max_threads < 2 || o.grpc_max_threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--grpc_max_threads must be 2..1024, got ", o.grpc_max_threads));
   }
   if (o.failure_log_lines_per_second > 1000000) {
     return absl::InvalidArgumentError(

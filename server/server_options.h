@@ -30,8 +30,68 @@ struct ServerOptions {
   uint64_t max_message_bytes = uint64_t{64} << 20;
   // Largest request message accepted, in bytes.
   uint64_t max_request_bytes = uint64_t{4} << 20;
-  // Concurrent streams allowed on one HTTP/2 connection.
+  // Concurrent streams allowed on one HTTP/2 connection (HTTP/2
+  // SETTINGS_MAX_CONCURRENT_STREAMS); 1..2147483647. Not lower than 256:
+  // HAProxy's front (deploy/haproxy) advertises 256 and multiplexes its
+  // clients onto replica connections; gRPC 1.51 answers a stream past the
+  // limit with a connection error, ending every call on that connection;
+  // and what an attacker can hold is bounded per process (inflight bytes,
+  // compute queue, grpc_memory_bytes), not per connection, since it can
+  // open more connections.
   uint32_t max_concurrent_streams = 256;
+  // Largest header block (metadata) of a request, in bytes: HTTP/2
+  // SETTINGS_MAX_HEADER_LIST_SIZE and gRPC's own check
+  // (GRPC_ARG_MAX_METADATA_SIZE). gRPC refuses a request past it
+  // (RESOURCE_EXHAUSTED) before any handler runs. posenc clients send a
+  // few hundred bytes (gRPC's headers and x-posenc-table); 8 KiB is gRPC's
+  // default and leaves room for an auth token. 1 KiB..1 MiB. (gRPC 1.51
+  // has one limit: no separate soft and absolute limits.)
+  uint32_t max_metadata_bytes = 8192;
+  // PINGs that arrive sooner than min_ping_interval_seconds after the
+  // previous one, while the server sends no data, that a connection may
+  // send (GRPC_ARG_HTTP2_MAX_PING_STRIKES); one more and the server sends
+  // GOAWAY (ENHANCE_YOUR_CALM, "too_many_pings") and closes it. 1..1000
+  // (gRPC's 0, no limit, is refused). 2 is gRPC's default, which gRPC
+  // clients' keepalive settings are designed around.
+  uint32_t max_ping_strikes = 2;
+  // Shortest interval between a client's PINGs that is not a strike while
+  // the server sends no data, in seconds
+  // (GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS); 1..86400.
+  // 300 is gRPC's default (clients' keepalive should not ping more often).
+  // On a connection without calls gRPC 1.51 allows one PING per 2 hours
+  // whatever this says.
+  double min_ping_interval_seconds = 300;
+  // A connection with no call for this long gets GOAWAY and is closed
+  // (GRPC_ARG_MAX_CONNECTION_IDLE_MS), in seconds; 0 = never,
+  // else 0.001..2147483. Idle connections cost ~45 KiB each and a file
+  // descriptor; a gRPC client reconnects on its next call by itself.
+  double max_connection_idle_seconds = 300;
+  // A connection older than this (gRPC adds +-10% jitter) gets GOAWAY: no
+  // new calls on it; the client opens another (GRPC_ARG_MAX_CONNECTION_AGE_MS),
+  // in seconds; 0 = never, else 0.001..2147483. Bounds how long one
+  // connection can hold state and rebalances clients across replicas.
+  double max_connection_age_seconds = 1800;
+  // After max_connection_age, how long calls already on the connection may
+  // take to finish before it is closed (GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS),
+  // in seconds; 0..2147483. 300 matches the proxies' 300 s timeouts for long
+  // streams to slow readers.
+  double max_connection_age_grace_seconds = 300;
+  // How long a new connection may take to finish its handshake (TLS, then
+  // the HTTP/2 preface and SETTINGS) before it is closed
+  // (GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS; gRPC's default is 120 s), in
+  // seconds; 0.1..3600. Frees the descriptors of connections that never
+  // speak; clients send the preface at once.
+  double handshake_timeout_seconds = 10;
+  // Threads gRPC may run for synchronous services (ResourceQuota::
+  // SetMaxThreads): server reflection and channelz. Each of their open
+  // calls holds a thread; past the limit gRPC answers RESOURCE_EXHAUSTED
+  // ("Server Threadpool Exhausted"). posenc's own methods use the callback
+  // API and are not counted. 2..1024.
+  int grpc_max_threads = 16;
+  // Failed calls logged per second, process-wide; the rest are counted and
+  // reported as one line a second ("suppressed K failed-call log lines in
+  // the last S s"). 0..1000000 (0 logs only those summaries).
+  uint32_t failure_log_lines_per_second = 20;
   // Threads computing tables; 0 means one per core.
   int threads = 0;
   // Bytes of computation (the output it will write) that may wait for a
@@ -51,10 +111,6 @@ struct ServerOptions {
   uint64_t warm_reserve_bytes = uint64_t{32} << 20;
   // gRPC's ResourceQuota: memory for its own buffers (reads, HTTP/2 frames).
   uint64_t grpc_memory_bytes = uint64_t{64} << 20;
-  // Failed calls logged per second, process-wide; the rest are counted and
-  // reported as one line a second ("suppressed K failed-call log lines in
-  // the last S s"). 0..1000000 (0 logs only those summaries).
-  uint32_t failure_log_lines_per_second = 20;
   // On SIGTERM/SIGINT, health goes NOT_SERVING at once but the server keeps
   // serving every call for this long (the lame-duck period), so health
   // checks and proxies move traffic away before it stops taking calls.
