@@ -4,8 +4,9 @@
 Parses deploy/k8s/*.yaml (PyYAML), renders docker/compose.yaml with
 `docker-compose config`, and reads docker/Dockerfile, then checks: gRPC
 probes, ports consistent with the Services and the image, resources that fit
---cache_bytes, the HPA target, one image name everywhere, and a Dockerfile the
-classic builder can build. Usage: check_deploy.py REPO_ROOT
+--cache_bytes, the HPA target, one image name everywhere, a Dockerfile the
+classic builder can build, and an HAProxy config that logs no line per call
+(so none per reset stream). Usage: check_deploy.py REPO_ROOT
 """
 import glob
 import os
@@ -233,6 +234,7 @@ def check_haproxy(root):
         check(needle in text, f"haproxy.cfg lacks `{needle}`")
     check(text.count("tcp-check send-binary") == 3,
           "every haproxy backend needs the gRPC health tcp-check")
+    check_haproxy_logging(text)
     # The GetRows backend shares posenc_by_key's ring and health: each of its
     # servers has the same id and tracks the checked server.
     rows = text.split("\nbackend posenc_rows_by_key", 1)[-1].split("\nbackend ")[0]
@@ -254,6 +256,88 @@ def check_haproxy(root):
                             capture_output=True, text=True, timeout=30)
     check(result.returncode == 0,
           f"haproxy -c failed: {result.stdout}{result.stderr}")
+
+
+LOG_LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info",
+              "debug")
+LOG_FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr",
+                  "news", "uucp", "cron", "auth2", "ftp", "ntp", "audit",
+                  "alert", "cron2", "local0", "local1", "local2", "local3",
+                  "local4", "local5", "local6", "local7")
+
+
+def haproxy_sections(text):
+    """[(keyword, name, [directive lines])] of an HAProxy config."""
+    sections = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        if words[0] in ("global", "defaults", "frontend", "backend", "listen",
+                        "resolvers", "peers", "userlist", "ring", "program",
+                        "http-errors", "cache", "mailers"):
+            sections.append((words[0], " ".join(words[1:]), []))
+        elif sections:
+            sections[-1][2].append(line)
+    return sections
+
+
+def log_sample_ratio(words):
+    """The fraction of lines a `log` directive keeps (1 unless `sample`)."""
+    if "sample" not in words:
+        return 1.0
+    ranges, size = words[words.index("sample") + 1].rsplit(":", 1)
+    kept = 0
+    for r in ranges.split(","):
+        low, _, high = r.partition("-")
+        kept += int(high or low) - int(low) + 1
+    return kept / int(size)
+
+
+def log_max_level(words):
+    """The most verbose level a `log` directive lets through (index in
+    LOG_LEVELS): the word after the facility, `debug` if none."""
+    # Skip the address and the optional len/format/sample arguments.
+    i = 2
+    while i < len(words) and words[i] in ("len", "format", "sample"):
+        i += 2
+    if i < len(words) and words[i] in LOG_FACILITIES:
+        i += 1
+    if i < len(words):
+        return LOG_LEVELS.index(words[i])
+    return len(LOG_LEVELS) - 1
+
+
+def check_haproxy_logging(text):
+    """No log line per failed call, hence none per reset stream (a stream the
+    client resets is a failed call to HAProxy: one line each let a
+    rapid-reset client write 2 M lines in 10 s). Successful calls are not
+    logged (dontlog-normal); a `log` line of a proxy that lets failed calls
+    through (level err, with log-separate-errors, or info) keeps at most one
+    in 100 (`sample`); `log global` would send them to the global loggers,
+    which are not sampled."""
+    err = LOG_LEVELS.index("err")
+    for kind, name, lines in haproxy_sections(text):
+        if kind not in ("defaults", "frontend", "listen"):
+            continue
+        label = f"haproxy.cfg {kind} {name}".rstrip()
+        if kind == "defaults":
+            check("option dontlog-normal" in lines,
+                  f"{label}: no `option dontlog-normal` (a line per call)")
+        for line in lines:
+            words = line.split()
+            if words[0] != "log":
+                continue
+            if words[1:] == ["global"]:
+                check(False, f"{label}: `log global` sends every failed call "
+                      "(every reset stream) to the unsampled global loggers")
+                continue
+            if log_max_level(words) >= err:
+                check(log_sample_ratio(words) <= 0.01,
+                      f"{label}: `{line}` logs failed calls (level err or "
+                      "more verbose) without sampling them to 1 in 100 or "
+                      "fewer: a line per reset stream")
 
 
 def check_nginx(root):
