@@ -60,6 +60,10 @@ Attacks (--attack NAME, repeatable; default: all, in this order):
                       (--storm-server-nofile), so it hits EMFILE at once; it
                       must accept new connections afterwards (CVE-2023-4785).
 --conns N overrides the connection count of every attack run.
+--min-streams N (rapid reset) and --min-bytes B (CONTINUATION flood) keep
+the attack going past --seconds, up to --max-seconds, until that much was
+sent: the ctest uses them, so that a machine too busy to attack fast does
+not let a vulnerable server pass.
 
 For each attack it measures, in this order:
   1. the victim alone (unless --no-victim): bench/client_load (posenc's C++
@@ -98,7 +102,9 @@ Targets:
       starts a fresh posenc_server on 127.0.0.1:0 for each attack (with
       --lame_duck_seconds=0 --grace_seconds=1 and RLIMIT_NOFILE
       --server-nofile, 65536; --storm-server-nofile, 256, for
-      connection_storm), reads its port from its log, stops it after.
+      connection_storm), reads its port from its log, stops it after
+      (its log is removed unless --keep-logs; with --check, a failed
+      attack prints its tail).
 
 Checks (--check): exit 1 if after any attack the server is not alive, or its
 peak RSS (the larger of the sampled VmRSS and VmHWM) exceeds --max-rss-bytes
@@ -122,7 +128,8 @@ Examples (a Release build in build/):
       --attack rapid_reset_hot --seconds 5
   bench/attacks/h2_attacks.py --server-binary build/server/posenc_server \\
       --attack connection_storm --seconds 3 --no-victim --check \\
-      --server-arg=--cache_bytes=67108864 --server-arg=--max_inflight_bytes=67108864
+      --server-arg=--cache_bytes=67108864 \\
+      --server-arg=--max_inflight_bytes=67108864
 """
 
 import argparse
@@ -136,6 +143,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -153,6 +161,8 @@ import h2.exceptions
 import h2.settings
 import hpack
 import hyperframe.frame as hf
+
+SETTING = h2.settings.SettingCodes
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -173,7 +183,7 @@ SERVER_DEFAULT_INFLIGHT_BYTES = 256 * MiB
 RSS_MARGIN = 64 * MiB
 
 # Frame types and flags (RFC 9113 section 6).
-DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0, 1, 3, 4, 6, 7
 WINDOW_UPDATE, CONTINUATION = 0x8, 0x9
 END_STREAM, ACK, END_HEADERS, PADDED, PRIORITY = 0x1, 0x1, 0x4, 0x8, 0x20
 CANCEL = 0x8
@@ -226,7 +236,8 @@ def table_spec(d, max_len, base=0.0, dtype=0):
 
 
 def get_rows_request(spec, positions, pad=0):
-    body = pb_bytes(1, spec) + pb_bytes(2, b"".join(varint(p) for p in positions))
+    packed = b"".join(varint(p) for p in positions)
+    body = pb_bytes(1, spec) + pb_bytes(2, packed)
     if pad:
         # An unknown field (15): skipped by the parser, makes the body long.
         body += pb_bytes(15, b"p" * pad)
@@ -429,8 +440,8 @@ class Conn:
         st["sent"]["connections"] += 1
         c = cls(sock, st, ack, replenish)
         if settings is None:
-            settings = {h2.settings.SettingCodes.ENABLE_PUSH: 0,
-                        h2.settings.SettingCodes.INITIAL_WINDOW_SIZE:
+            settings = {SETTING.ENABLE_PUSH: 0,
+                        SETTING.INITIAL_WINDOW_SIZE:
                             MAX_WINDOW if replenish else 65535}
         c.out += PREFACE + settings_frame(settings)
         if replenish:
@@ -660,19 +671,36 @@ def wait_io(conns, write, seconds):
 # counts) and fills the stats dict `st`.
 
 class Ctx:
+    """Target, deadline and counts of one attacker process. The attack runs
+    for `seconds`, or longer, up to `max_seconds`, until its main count
+    (streams for rapid reset, bytes for the CONTINUATION flood) reaches
+    `min_count`."""
+
     def __init__(self, family, host, port, authority, seconds, conns, opts):
         self.family, self.host, self.port = family, host, port
         self.authority = authority
-        self.deadline = time.monotonic() + seconds
+        now = time.monotonic()
+        self.deadline = now + seconds
+        self.hard_deadline = now + max(seconds, opts.get("max_seconds", 0))
+        self.min_count = opts.get("min_count", 0)
+        self.count = 0
         self.conns = conns
         self.opts = opts
         self.reconnects = 0
 
+    def stop(self):
+        self.deadline = self.hard_deadline = time.monotonic()
+
+    def end(self):
+        if self.count < self.min_count:
+            return max(self.deadline, self.hard_deadline)
+        return self.deadline
+
     def left(self):
-        return self.deadline - time.monotonic()
+        return self.end() - time.monotonic()
 
     def running(self):
-        return time.monotonic() < self.deadline
+        return time.monotonic() < self.end()
 
     def reopen(self, st, old, **kw):
         """A new connection in place of `old` (None when over the budget)."""
@@ -734,6 +762,7 @@ def rapid_reset(ctx, st, cold):
                     parts.append(retarget(rst, sid))
                 c.queue(b"".join(parts))
                 streams += batch
+                ctx.count = streams
                 busy = False
             c.flush()
         if busy:
@@ -768,6 +797,7 @@ def continuation_flood(ctx, st):
             if not c.closed and not c.sending_blocked:
                 c.queue(chunk)
                 total += len(chunk)
+                ctx.count = total
                 st["sent"]["CONTINUATION frames"] += 64
                 busy = False
             c.flush()
@@ -782,7 +812,7 @@ def continuation_flood(ctx, st):
 
 
 def wait_settings(ctx, c, seconds=2.0):
-    end = min(ctx.deadline, time.monotonic() + seconds)
+    end = min(ctx.end(), time.monotonic() + seconds)
     while not c.closed and not c.peer_settings and time.monotonic() < end:
         c.flush()
         c.pump()
@@ -806,10 +836,10 @@ def hpack_bomb(ctx, st):
             c.pump()
             if c.closed:
                 continue
-            table = c.peer_settings.get(h2.settings.SettingCodes.HEADER_TABLE_SIZE, 4096)
-            max_frame = c.peer_settings.get(h2.settings.SettingCodes.MAX_FRAME_SIZE, 16384)
+            table = c.peer_settings.get(SETTING.HEADER_TABLE_SIZE, 4096)
+            max_frame = c.peer_settings.get(SETTING.MAX_FRAME_SIZE, 16384)
             limit = min(100, c.peer_settings.get(
-                h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS, 100))
+                SETTING.MAX_CONCURRENT_STREAMS, 100))
             open_streams = (c.next_sid - 1) // 2 - len(c.ended)
             if c.sending_blocked or open_streams >= limit:
                 c.flush()
@@ -817,7 +847,8 @@ def hpack_bomb(ctx, st):
             block = pseudo + refs
             if not getattr(c, "bomb_inserted", False):
                 value = b"b" * max(1, table - 32 - len(name))
-                block = pseudo + literal_field(name, value, indexing=True) + refs
+                block = (pseudo + literal_field(name, value, indexing=True)
+                         + refs)
                 c.bomb_inserted = True
                 note(st, f"inserted a {len(value)}-byte value; "
                          f"{len(refs)} references per block")
@@ -828,7 +859,8 @@ def hpack_bomb(ctx, st):
                           sid, first))
             while rest:
                 part, rest = rest[:max_frame], rest[max_frame:]
-                c.queue(frame(CONTINUATION, 0 if rest else END_HEADERS, sid, part))
+                c.queue(frame(CONTINUATION, 0 if rest else END_HEADERS, sid,
+                              part))
             sent += 1
             busy = False
             c.flush()
@@ -845,7 +877,7 @@ def hpack_bomb(ctx, st):
 
 def ping_settings_flood(ctx, st):
     ping = frame(PING, 0, 0, b"posenc!!")
-    settings = settings_frame({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 100})
+    settings = settings_frame({SETTING.MAX_CONCURRENT_STREAMS: 100})
     chunk = (ping * 4 + settings) * 256
     conns, done = [None] * ctx.conns, []
     frames = 0
@@ -892,8 +924,8 @@ def zero_window_hold(ctx, st):
     body = grpc_message(req)
     note(st, f"{method} d=512 max_len=8192 float32 (16 MiB) per stream")
     conns = []
-    settings = {h2.settings.SettingCodes.ENABLE_PUSH: 0,
-                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0}
+    settings = {SETTING.ENABLE_PUSH: 0,
+                SETTING.INITIAL_WINDOW_SIZE: 0}
     for _ in range(ctx.conns):
         if not ctx.running():
             break
@@ -931,9 +963,9 @@ def open_many(ctx, st, count, until, send_preface=True):
     conns, pending = [], {}
     poller = select.poll()
     attempted = 0
-    hello = PREFACE + settings_frame({h2.settings.SettingCodes.ENABLE_PUSH: 0})
+    hello = PREFACE + settings_frame({SETTING.ENABLE_PUSH: 0})
     stop = None
-    while time.monotonic() < min(until, ctx.deadline):
+    while time.monotonic() < min(until, ctx.end()):
         while (stop is None and attempted < count and len(pending) < 256):
             try:
                 s = socket.socket(ctx.family, socket.SOCK_STREAM)
@@ -993,7 +1025,7 @@ def hold(ctx, conns, every=0.5):
 
 def idle_connections(ctx, st):
     raise_nofile()
-    conns = open_many(ctx, st, ctx.conns, ctx.deadline)
+    conns = open_many(ctx, st, ctx.conns, ctx.end())
     note(st, f"{len(conns)} connections open")
     hold(ctx, conns)
     end = time.monotonic() + 1.0
@@ -1048,7 +1080,8 @@ def slow_headers(ctx, st):
                 c.offset = 0
                 st["sent"]["header blocks completed"] += 1
             c.flush()
-        time.sleep(max(0.0, min(interval - (time.monotonic() - t0), ctx.left())))
+        time.sleep(max(0.0, min(interval - (time.monotonic() - t0),
+                                ctx.left())))
     for c in conns:
         c.pump()
         c.close()
@@ -1071,7 +1104,7 @@ def trickled_body(ctx, st):
     per_conn = 50
     for c in conns:
         limit = c.peer_settings.get(
-            h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS, per_conn)
+            SETTING.MAX_CONCURRENT_STREAMS, per_conn)
         c.streams = {}
         for _ in range(min(per_conn, limit)):
             sid = c.next_sid
@@ -1105,7 +1138,8 @@ def trickled_body(ctx, st):
             c.flush()
         if all(c.closed for c in conns):
             break
-        time.sleep(max(0.0, min(interval - (time.monotonic() - t0), ctx.left())))
+        time.sleep(max(0.0, min(interval - (time.monotonic() - t0),
+                                ctx.left())))
     for c in conns:
         c.pump()
         c.close()
@@ -1146,8 +1180,7 @@ def attack_child(name, target, seconds, conns, opts, pipe):
         family, host, port, authority = check_target(target)
         ctx = Ctx(family, host, port, authority, seconds, conns, opts)
         # SIGUSR1: stop now (the parent's --abort-rss-bytes), with the stats.
-        signal.signal(signal.SIGUSR1,
-                      lambda *_: setattr(ctx, "deadline", time.monotonic()))
+        signal.signal(signal.SIGUSR1, lambda *_: ctx.stop())
         ATTACK_FUNCS[name](ctx, st)
     except Exception as e:  # noqa: BLE001 (reported, not hidden)
         note(st, f"attacker error: {type(e).__name__}: {e}")
@@ -1183,7 +1216,7 @@ def grpc_call(target, method, body, timeout, max_bytes=64 * MiB):
         conn = h2.connection.H2Connection(h2.config.H2Configuration(
             client_side=True, header_encoding="utf-8"))
         conn.initiate_connection()
-        conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1 << 24})
+        conn.update_settings({SETTING.INITIAL_WINDOW_SIZE: 1 << 24})
         conn.increment_flow_control_window(1 << 24)
         sid = conn.get_next_available_stream_id()
         conn.send_headers(sid, request_headers(method, authority))
@@ -1215,9 +1248,11 @@ def grpc_call(target, method, body, timeout, max_bytes=64 * MiB):
                         if n == "grpc-status":
                             status = int(v)
                 elif isinstance(event, h2.events.StreamReset):
-                    return status, None, f"RST_STREAM {error_name(event.error_code)}"
+                    return (status, None,
+                            f"RST_STREAM {error_name(event.error_code)}")
                 elif isinstance(event, h2.events.ConnectionTerminated):
-                    return status, None, f"GOAWAY {error_name(event.error_code)}"
+                    return (status, None,
+                            f"GOAWAY {error_name(event.error_code)}")
                 elif isinstance(event, h2.events.StreamEnded):
                     if status != 0:
                         return status, None, f"grpc-status {status}"
@@ -1243,7 +1278,8 @@ def expected_probe_row():
 
 def probe(target, timeout=2.0):
     """(True, None) if a fresh connection gets the exact GetRows answer."""
-    req = get_rows_request(table_spec(PROBE_D, PROBE_MAX_LEN), [PROBE_POSITION])
+    req = get_rows_request(table_spec(PROBE_D, PROBE_MAX_LEN),
+                           [PROBE_POSITION])
     status, msg, err = grpc_call(target, "GetRows", req, timeout)
     if err:
         return False, err
@@ -1301,7 +1337,8 @@ class Sampler(threading.Thread):
         if cpu is not None:
             self.cpu = cpu
         try:
-            self.fds_peak = max(self.fds_peak, len(os.listdir(f"/proc/{self.pid}/fd")))
+            fds = len(os.listdir(f"/proc/{self.pid}/fd"))
+            self.fds_peak = max(self.fds_peak, fds)
         except OSError:
             pass
         if self.abort_rss and max(rss, hwm) > self.abort_rss:
@@ -1385,7 +1422,8 @@ def die_with_parent(nofile=None):
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
             except (ValueError, OSError):  # above the hard limit, unprivileged
                 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-                resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard),) * 2)
+                resource.setrlimit(resource.RLIMIT_NOFILE,
+                                   (min(nofile, hard),) * 2)
     return preexec
 
 
@@ -1452,7 +1490,8 @@ class Server:
         self.port = None
         while time.monotonic() < deadline and self.proc.poll() is None:
             with open(self.log_path, "rb") as f:
-                m = re.search(rb"listening on \S+ \(port (\d+)\)", f.read(1 << 16))
+                m = re.search(rb"listening on \S+ \(port (\d+)\)",
+                              f.read(1 << 16))
             if m:
                 self.port = int(m.group(1))
                 break
@@ -1483,10 +1522,10 @@ class Server:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=3)
         self.log.close()
 
 
@@ -1504,13 +1543,19 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
         r["alive"] = {"process": pid_alive() if pid else None,
                       "answers": False, "error": err}
         return r
-    opts = {"rr_cold_request": args.rr_cold_request}
+    opts = {"rr_cold_request": args.rr_cold_request,
+            "max_seconds": args.max_seconds or 0}
+    if name.startswith("rapid_reset") and args.min_streams:
+        opts["min_count"] = -(-args.min_streams // args.procs)
+    if name == "continuation_flood" and args.min_bytes:
+        opts["min_count"] = -(-args.min_bytes // args.procs)
     if name == "zero_window_hold":
         status, _, err = grpc_call(target, "GetTable", get_table_request(
             table_spec(512, 8192)), 30, max_bytes=32 * MiB)
         opts["zw_method"] = "GetTable" if status == 0 else "StreamBatches"
         if status != 0:
-            r["zero_window_method_note"] = f"GetTable of 16 MiB refused ({err})"
+            r["zero_window_method_note"] = (
+                f"GetTable of 16 MiB refused ({err})")
 
     victim = {}
     if args.victim_binary:
@@ -1537,7 +1582,8 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
             break
         recv, send = multiprocessing.Pipe(duplex=False)
         p = multiprocessing.Process(
-            target=attack_child, args=(name, target, args.seconds, n, opts, send),
+            target=attack_child,
+            args=(name, target, args.seconds, n, opts, send),
             daemon=True)
         p.start()
         send.close()
@@ -1550,12 +1596,13 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
         sampler.start()
     t0 = time.monotonic()
     parts, aborted = [], None
-    end = t0 + args.seconds + 15
+    end = t0 + max(args.seconds, args.max_seconds or 0) + 15
     pending = list(zip(procs, pipes))
     while pending and time.monotonic() < end:
         if sampler is not None and sampler.over.is_set() and not aborted:
-            aborted = (f"stopped after {time.monotonic() - t0:.1f} s: posenc's "
-                       f"RSS passed --abort-rss-bytes {fmt_bytes(args.abort_rss_bytes)}")
+            aborted = (f"stopped after {time.monotonic() - t0:.1f} s: "
+                       "posenc's RSS passed --abort-rss-bytes "
+                       f"{fmt_bytes(args.abort_rss_bytes)}")
             for p, _ in pending:
                 if p.is_alive():
                     os.kill(p.pid, signal.SIGUSR1)
@@ -1605,7 +1652,8 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
     r["attack_wall_s"] = round(attack_seconds, 2)
     ok, after, err = probe_until(target, args.recover_seconds, pid_alive)
     r["alive"] = {"process": (pid_alive() if pid else None), "answers": ok,
-                  "answer_after_s": round(after, 2) if after is not None else None,
+                  "answer_after_s": (round(after, 2) if after is not None
+                                     else None),
                   "error": err, "exit": exit_text()}
     r["answered"] = summarize(st)
     r["attacker"] = {k: dict(v) if isinstance(v, collections.Counter) else v
@@ -1652,7 +1700,8 @@ def verdicts(r, bound, min_ratio=None):
         return bad
     alive = r["alive"]
     if alive["process"] is False:
-        bad.append("server process gone" + (f" ({alive['exit']})" if alive.get("exit") else ""))
+        bad.append("server process gone" + (
+            f" ({alive['exit']})" if alive.get("exit") else ""))
     elif not alive["answers"]:
         bad.append(f"server did not answer a fresh GetRows: {alive['error']}")
     server = r.get("server")
@@ -1720,10 +1769,12 @@ def flag_value(flags, name, default):
 
 def main():
     ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--target", help="127.0.0.1:PORT or [::1]:PORT")
-    where.add_argument("--server-binary", help="start posenc_server per attack")
+    where.add_argument("--server-binary",
+                       help="start posenc_server per attack")
     ap.add_argument("--server-pid", type=int, help="posenc process to watch")
     ap.add_argument("--server-arg", action="append", default=[],
                     help="flag for the started server (repeatable)")
@@ -1732,10 +1783,19 @@ def main():
     ap.add_argument("--attack", action="append", choices=ATTACKS)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--conns", type=int, help="connections, every attack")
+    ap.add_argument("--min-streams", type=int, default=0,
+                    help="rapid reset: go on past --seconds until this many "
+                         "streams were sent (at most --max-seconds)")
+    ap.add_argument("--min-bytes", type=int, default=0,
+                    help="CONTINUATION flood: go on past --seconds until this "
+                         "many bytes were sent (at most --max-seconds)")
+    ap.add_argument("--max-seconds", type=float,
+                    help="the cap of --min-streams and --min-bytes "
+                         "(default: 4 x --seconds)")
     ap.add_argument("--procs", type=int, default=1,
                     help="attacker processes sharing the connections")
-    ap.add_argument("--rr-cold-request", choices=["gettable", "getrows", "none"],
-                    default="gettable")
+    ap.add_argument("--rr-cold-request", default="gettable",
+                    choices=["gettable", "getrows", "none"])
     ap.add_argument("--victim-binary",
                     help="bench/client_load (default: next to the server "
                          "binary's build tree, or build/bench/client_load)")
@@ -1751,6 +1811,8 @@ def main():
     ap.add_argument("--min-victim-ratio", type=float,
                     help="with --check, also fail an attack whose victim "
                          "ratio is below this (bench/report.sh: 0.5)")
+    ap.add_argument("--keep-logs", action="store_true",
+                    help="keep the started servers' logs (else removed)")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
 
@@ -1758,6 +1820,13 @@ def main():
         ap.error(f"--seconds in (0, {MAX_SECONDS}]")
     if args.conns is not None and not 0 < args.conns <= MAX_CONNS:
         ap.error(f"--conns in [1, {MAX_CONNS}]")
+    if args.max_seconds is None:
+        args.max_seconds = 4 * args.seconds
+    if not args.seconds <= args.max_seconds <= MAX_SECONDS:
+        ap.error(f"--max-seconds in [--seconds, {MAX_SECONDS}]")
+    if not (0 <= args.min_streams <= MAX_STREAMS_PER_ATTACK
+            and 0 <= args.min_bytes <= MAX_BYTES_PER_ATTACK):
+        ap.error("--min-streams or --min-bytes out of range")
     if not 1 <= args.procs <= 16:
         ap.error("--procs in [1, 16]")
     if not 0 < args.recover_seconds <= 120:
@@ -1773,7 +1842,8 @@ def main():
 
     bound = args.max_rss_bytes
     if bound is None and args.server_binary:
-        bound = (flag_value(args.server_arg, "cache_bytes", SERVER_DEFAULT_CACHE_BYTES)
+        bound = (flag_value(args.server_arg, "cache_bytes",
+                            SERVER_DEFAULT_CACHE_BYTES)
                  + flag_value(args.server_arg, "max_inflight_bytes",
                               SERVER_DEFAULT_INFLIGHT_BYTES) + RSS_MARGIN)
     if args.abort_rss_bytes is None:
@@ -1784,15 +1854,17 @@ def main():
         args.victim_binary = None
     elif not args.victim_binary:
         here = os.path.dirname(os.path.abspath(__file__))
-        guesses = [os.path.join(here, "..", "..", "build", "bench", "client_load")]
+        guesses = [os.path.join(here, "..", "..", "build", "bench",
+                                "client_load")]
         if args.server_binary:
             guesses.insert(0, os.path.join(os.path.dirname(os.path.abspath(
                 args.server_binary)), "..", "bench", "client_load"))
         args.victim_binary = next((os.path.normpath(g) for g in guesses
                                    if os.access(g, os.X_OK)), None)
         if not args.victim_binary:
-            print("h2_attacks: no bench/client_load found (give --victim-binary "
-                  "or --no-victim); running without a victim", file=sys.stderr)
+            print("h2_attacks: no bench/client_load found (give "
+                  "--victim-binary or --no-victim); running without a victim",
+                  file=sys.stderr)
 
     results = []
     log_dir = tempfile.mkdtemp(prefix="posenc-attacks.")
@@ -1802,13 +1874,18 @@ def main():
         server = None
         try:
             if args.server_binary:
-                nofile = (args.storm_server_nofile if name == "connection_storm"
+                nofile = (args.storm_server_nofile
+                          if name == "connection_storm"
                           else args.server_nofile)
-                server = Server(args.server_binary, args.server_arg, nofile,
-                                log_dir, name)
-                r = run_attack(name, args, f"127.0.0.1:{server.port}",
-                               server.pid, server.exit_text)
-                r["server_nofile"] = nofile
+                try:
+                    server = Server(args.server_binary, args.server_arg,
+                                    nofile, log_dir, name)
+                except RuntimeError as e:
+                    r = {"attack": name, "skipped": str(e)}
+                else:
+                    r = run_attack(name, args, f"127.0.0.1:{server.port}",
+                                   server.pid, server.exit_text)
+                    r["server_nofile"] = nofile
             else:
                 r = run_attack(name, args, args.target, args.server_pid)
         finally:
@@ -1824,7 +1901,13 @@ def main():
         print(f"   {name}: {r.get('answered', r.get('skipped'))}"
               + (f"; FAILED: {'; '.join(bad)}" if bad else ""),
               file=sys.stderr, flush=True)
+        if server is not None and not args.keep_logs:
+            os.remove(server.log_path)  # tens of MiB after a rapid reset
         results.append(r)
+    if args.keep_logs:
+        print(f"h2_attacks: server logs in {log_dir}", file=sys.stderr)
+    else:
+        shutil.rmtree(log_dir, ignore_errors=True)
     print_table(results, bound if args.check else None)
     if args.json:
         with open(args.json, "w") as f:
