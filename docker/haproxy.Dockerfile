@@ -1,7 +1,8 @@
 # posenc-proxy image: Debian 12's HAProxy 2.6 with deploy/haproxy/haproxy.cfg
-# (consistent hash of x-posenc-table over the posenc replicas). Built like
-# the posenc image: classic builder, debian:bookworm-slim, Debian packages
-# only. From the repo root:
+# (consistent hash of x-posenc-table over the posenc replicas): classic
+# builder, debian:bookworm-slim, Debian packages only. docker/compose.yaml
+# builds it; by hand, from the repo root (.dockerignore leaves only the
+# config in the context):
 #   docker build -f docker/haproxy.Dockerfile -t posenc-proxy:latest .
 # Configure with POSENC_PROXY_BIND and POSENC_1..POSENC_3 (host:port).
 FROM debian:bookworm-slim

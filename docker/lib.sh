@@ -1,8 +1,9 @@
 # shellcheck shell=bash disable=SC2154
 # Shared by docker/test-image.sh and docker/test-compose.sh (sourced, not
-# run): logging, skip/fail, polling, a Docker engine and the base image.
-# The caller sets `log_name` and `work` (a scratch directory) first, and
-# calls stop_engine from its EXIT trap.
+# run): logging, skip/fail, polling, the host-built binaries, a Docker engine,
+# the base image and the posenc image (docker/build-image.sh).
+# The caller sets `repo`, `log_name` and `work` (a scratch directory) first,
+# and calls stop_engine from its EXIT trap.
 
 readonly SKIP=77
 started_dockerd=""
@@ -75,4 +76,54 @@ ensure_base_image() {
     timeout 600 "$repo/docker/make-base-image.sh" "$base" ||
       fail "could not build $base"
   fi
+}
+
+# Prints the first of FILE... that exists (nothing if none does).
+first_file() {
+  local path
+  for path in "$@"; do
+    if [[ -f "$path" ]]; then
+      echo "$path"
+      return 0
+    fi
+  done
+}
+
+# Sets `server` and `cli` (the host-built posenc_server and posenc CLI) from
+# the caller's arguments, [--binaries DIR] [--server FILE] [--cli FILE], read
+# as docker/build-image.sh reads them: DIR is a build tree (server/ and
+# client/ inside; default build/) or a directory holding both binaries.
+binaries_from_args() {
+  local dir="$repo/build"
+  server=""
+  cli=""
+  while (($# > 0)); do
+    case "$1" in
+      --binaries) dir="${2:?--binaries needs a directory}"; shift 2 ;;
+      --server) server="${2:?--server needs a file}"; shift 2 ;;
+      --cli) cli="${2:?--cli needs a file}"; shift 2 ;;
+      *) fail "unknown argument '$1' (usage: [--binaries DIR] [--server FILE] [--cli FILE])" ;;
+    esac
+  done
+  [[ -n "$server" ]] || server="$(first_file "$dir/server/posenc_server" "$dir/posenc_server")"
+  [[ -n "$cli" ]] || cli="$(first_file "$dir/client/posenc" "$dir/posenc")"
+  [[ -n "$server" && -x "$server" ]] ||
+    fail "no posenc_server in $dir (build it: ninja posenc_server; or --server FILE)"
+  [[ -n "$cli" && -x "$cli" ]] ||
+    fail "no posenc CLI in $dir (build it: ninja posenc; or --cli FILE)"
+  server="$(readlink -f "$server")"
+  cli="$(readlink -f "$cli")"
+}
+
+# Builds the posenc image TAG from `server` and `cli` with
+# docker/build-image.sh (log in $work/build-image.log), as a user would.
+build_image() {
+  local tag="$1"
+  log "docker/build-image.sh --server $server --cli $cli -t $tag (log: $work/build-image.log)"
+  if ! timeout 1200 "$repo/docker/build-image.sh" --server "$server" \
+    --cli "$cli" -t "$tag" >"$work/build-image.log" 2>&1; then
+    tail -n 40 "$work/build-image.log" >&2
+    fail "docker/build-image.sh failed"
+  fi
+  grep -m1 '^runtime packages:' "$work/build-image.log" | sed 's/^/    /' || true
 }

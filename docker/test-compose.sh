@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Brings docker/compose.yaml up for real (3 posenc replicas behind the HAProxy
-# image, `docker-compose up -d --build`, the README's command) and tests it
-# through the proxy's published port on 127.0.0.1 with the C++ CLI:
+# Brings docker/compose.yaml up for real, with the README's commands: the
+# posenc image from the host-built binaries (docker/build-image.sh), then
+# `docker-compose up -d --build` (3 replicas of it behind the HAProxy image,
+# built by compose), and tests it through the proxy's published port on
+# 127.0.0.1 with the C++ CLI:
 #   (1) health (grpc.health.v1 through HAProxy);
 #   (2) the worked example, and GetTable + GetRows for several table
 #       families: each family's calls all land on one replica (the replicas'
@@ -10,11 +12,14 @@
 #       another: every family still answers through the proxy.
 # Then `docker-compose down`. Starts a Docker engine if none answers (and
 # stops it at the end), makes the base image with debootstrap if missing.
-# Usage: docker/test-compose.sh [PATH/TO/posenc CLI]   (root; exit 77 = skipped)
+# Usage: docker/test-compose.sh [--binaries DIR] [--server FILE] [--cli FILE]
+#   (root; exit 77 = skipped). DIR: a build tree (server/posenc_server,
+#   client/posenc; default build/) or a directory holding both; FILE: one
+#   binary by path. The replicas run POSENC_TEST_IMAGE (posenc:test), built
+#   here, so a posenc:latest of the user's stays as it is.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cli="${1:-${POSENC_CLI:-$repo/build/client/posenc}}"
 work="$(mktemp -d /tmp/posenc-test-compose.XXXXXX)"
 log_name=test-compose
 # shellcheck source=docker/lib.sh
@@ -24,6 +29,7 @@ source "$repo/docker/lib.sh"
 # meets a compose run of someone else nor a server on 50051.
 export COMPOSE_PROJECT_NAME="posenctest$$"
 export POSENC_PORT
+export POSENC_IMAGE="${POSENC_TEST_IMAGE:-posenc:test}"
 declare -A container=()  # replica number -> container id
 compose() { docker-compose -f "$repo/docker/compose.yaml" "$@"; }
 
@@ -44,15 +50,16 @@ cleanup() {
 trap cleanup EXIT
 
 require_docker docker-compose
-[[ -x "$cli" ]] || fail "no posenc CLI at $cli (build it: ninja posenc)"
+binaries_from_args "$@"
 ensure_engine
 ensure_base_image
+build_image "$POSENC_IMAGE"
 
 POSENC_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 target="127.0.0.1:$POSENC_PORT"
 
 # ---- up ----------------------------------------------------------------------
-log "docker-compose up -d --build (project $COMPOSE_PROJECT_NAME, proxy on $target; log: $work/up.log)"
+log "docker-compose up -d --build (project $COMPOSE_PROJECT_NAME, replicas $POSENC_IMAGE, proxy on $target; log: $work/up.log)"
 if ! timeout 1200 docker-compose -f "$repo/docker/compose.yaml" up -d --build \
   >"$work/up.log" 2>&1; then
   tail -n 40 "$work/up.log" >&2

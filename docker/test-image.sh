@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Builds the posenc image with docker/Dockerfile and tests it for real:
-# health through the published port, the worked example (d=4, pos=2), the
-# HEALTHCHECK, a non-root PID-1 server, and a graceful `docker stop` (exit 0
-# and the drain log lines). Starts a Docker engine if none answers (and stops
-# it at the end) and builds the debian:bookworm-slim base with debootstrap if
-# it is missing (no registry needed).
-# Usage: docker/test-image.sh [PATH/TO/posenc CLI]   (root; exit 77 = skipped)
+# Builds the posenc image from the host-built binaries with
+# docker/build-image.sh (as a user does) and tests it for real: its size and
+# non-root user, health through the published port (with the same CLI, run
+# on the host), the worked example (d=4, pos=2), the HEALTHCHECK, a non-root
+# PID-1 server, and a graceful `docker stop` (exit 0 and the drain log lines).
+# Starts a Docker engine if none answers (and stops it at the end) and builds
+# the debian:bookworm-slim base with debootstrap if it is missing (no registry
+# needed).
+# Usage: docker/test-image.sh [--binaries DIR] [--server FILE] [--cli FILE]
+#   (root; exit 77 = skipped). DIR: a build tree (server/posenc_server,
+#   client/posenc; default build/) or a directory holding both; FILE: one
+#   binary by path. POSENC_TEST_IMAGE (posenc:test): the tag it builds;
+#   POSENC_MAX_IMAGE_MB (120): the size limit.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cli="${1:-${POSENC_CLI:-$repo/build/client/posenc}}"
 image="${POSENC_TEST_IMAGE:-posenc:test}"
 max_image_mb="${POSENC_MAX_IMAGE_MB:-120}"
 container="posenc-test-$$"
@@ -28,19 +33,13 @@ cleanup() {
 trap cleanup EXIT
 
 require_docker docker  # (no extra tools)
-[[ -x "$cli" ]] || fail "no posenc CLI at $cli (build it: ninja posenc)"
+binaries_from_args "$@"
 
 ensure_engine
 ensure_base_image
 
 # ---- image -----------------------------------------------------------------
-log "docker build -f docker/Dockerfile -t $image (log: $work/build.log)"
-if ! timeout 1200 docker build -f "$repo/docker/Dockerfile" -t "$image" \
-  "$repo" >"$work/build.log" 2>&1; then
-  tail -n 40 "$work/build.log" >&2
-  fail "docker build failed"
-fi
-grep -m1 '^runtime packages:' "$work/build.log" | sed 's/^/  /' || true
+build_image "$image"
 size_bytes="$(docker image inspect -f '{{.Size}}' "$image")"
 size_mb=$((size_bytes / 1000000))
 log "image $image: $size_mb MB ($size_bytes bytes)"
