@@ -31,7 +31,9 @@ struct ServerOptions {
   // Largest request message accepted, in bytes.
   uint64_t max_request_bytes = uint64_t{4} << 20;
   // Concurrent streams allowed on one HTTP/2 connection (HTTP/2
-  // SETTINGS_MAX_CONCURRENT_STREAMS); 1..2147483647. Not lower than 256:
+  // SETTINGS_MAX_CONCURRENT_STREAMS); 1..2147483647. The patched gRPC
+  // (docs/grpc.md) also refuses new streams while a connection has twice
+  // this many calls alive, which bounds a rapid reset. Not lower than 256:
   // HAProxy's front (deploy/haproxy) advertises 256 and multiplexes its
   // clients onto replica connections; gRPC 1.51 answers a stream past the
   // limit with a connection error, ending every call on that connection;
@@ -45,7 +47,9 @@ struct ServerOptions {
   // (RESOURCE_EXHAUSTED) before any handler runs. posenc clients send a
   // few hundred bytes (gRPC's headers and x-posenc-table); 8 KiB is gRPC's
   // default and leaves room for an auth token. 1 KiB..1 MiB. (gRPC 1.51
-  // has one limit: no separate soft and absolute limits.)
+  // has one limit: no separate soft and absolute limits. Stock 1.51 checked
+  // it per frame and only once the client had acknowledged it; the patched
+  // gRPC checks the whole header block at once.)
   uint32_t max_metadata_bytes = 8192;
   // PINGs that arrive sooner than min_ping_interval_seconds after the
   // previous one, while the server sends no data, that a connection may

@@ -182,6 +182,53 @@ TEST_F(AmplifierTest, HalfClosedWithoutMessage_EndsCancelledWithoutLogLine) {
   EXPECT_THAT(NewLogLines(), ::testing::IsEmpty());
 }
 
+// The same from a real gRPC client: a streaming call on the generic API,
+// half-closed (WritesDone) without a message. The table methods answer
+// CANCELLED; typed GetStats cannot see the call (gRPC fails to parse the
+// missing request and answers UNIMPLEMENTED itself, before posenc).
+TEST_F(AmplifierTest, HalfClosedByGrpcClient_SeesCancelled) {
+  auto channel = grpc::CreateChannel(server_->target(),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  auto half_closed_call = [&](const std::string& method) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    auto call = stub.PrepareCall(&context, MethodPath(method), &cq);
+    void* tag;
+    bool ok;
+    auto next = [&] {
+      return cq.AsyncNext(
+                 &tag, &ok,
+                 std::chrono::system_clock::now() + std::chrono::seconds(10)) ==
+             grpc::CompletionQueue::GOT_EVENT;
+    };
+    call->StartCall(nullptr);
+    EXPECT_TRUE(next());
+    call->WritesDone(nullptr);
+    EXPECT_TRUE(next());
+    grpc::Status status;
+    call->Finish(&status, nullptr);
+    EXPECT_TRUE(next());
+    return status.error_code();
+  };
+  for (const char* method : kTableMethods) {
+    EXPECT_EQ(half_closed_call(method), grpc::StatusCode::CANCELLED) << method;
+    EXPECT_EQ(WaitRequests(method, "CANCELLED", 1), 1) << method;
+  }
+  EXPECT_EQ(half_closed_call("GetStats"), grpc::StatusCode::UNIMPLEMENTED);
+  ExpectOnlyCancelled();
+  ExpectNoTableWork();
+  EXPECT_EQ(Requests("GetStats", "OK"), 0);
+  EXPECT_THAT(NewLogLines(), ::testing::IsEmpty());
+  cq.Shutdown();
+  void* tag;
+  bool ok;
+  while (cq.Next(&tag, &ok)) {
+  }
+}
+
 // HEADERS with a 200 ms grpc-timeout and no message: the server's deadline
 // passes first; the call ends CANCELLED, with no log line.
 TEST_F(AmplifierTest, DeadlineBeforeMessage_EndsCancelledWithoutLogLine) {

@@ -52,8 +52,9 @@ std::pair<RawH2Client::StreamEnd, bool> GetRowsWithPadding(int port,
                                                            size_t pad_bytes) {
   RawH2Client h2(port);
   EXPECT_TRUE(h2.connected());
-  // gRPC 1.51 checks the limit it advertised only once the client has
-  // acknowledged it (before that, HTTP/2's default of 16 MiB holds).
+  // Stock gRPC 1.51 checks the limit it advertised only once the client
+  // has acknowledged it (before that, HTTP/2's default of 16 MiB holds); the
+  // patched gRPC at once. After the acknowledgement both must refuse.
   EXPECT_TRUE(h2.WaitSettingsAcked(absl::Seconds(10)));
   std::string out;
   RawH2Client::AppendHeaders(
