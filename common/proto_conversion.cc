@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/shortest_double.h"
 
 namespace posenc {
 
@@ -92,13 +93,14 @@ absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
     if (!dimension.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "spec.partial_rotary_factor must be in (0, 1] (0 means 1), got ",
-          prf));
+          ShortestDouble(prf)));
     }
     const uint32_t rotary = *dimension;
     if (rotary < 2 || rotary % 2 != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "spec.partial_rotary_factor ", prf, " gives a rotary dimension of ",
-          rotary, " for d=", proto.d(), "; it must be even and >= 2"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.partial_rotary_factor ", ShortestDouble(prf),
+                       " gives a rotary dimension of ", rotary,
+                       " for d=", proto.d(), "; it must be even and >= 2"));
     }
     spec.d = rotary;
   }

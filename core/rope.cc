@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/exact_frequency.h"
 #include "core/mpfr_value.h"
+#include "core/shortest_double.h"
 
 namespace posenc {
 namespace {
@@ -23,15 +24,17 @@ absl::Status Invalid(const std::string& field, const std::string& rule) {
 
 absl::Status CheckFactorRange(const char* field, double v) {
   if (!std::isfinite(v) || v < 1 || v > kMaxRopeFactor) {
-    return Invalid(field, absl::StrCat("must be finite and in [1, ",
-                                       kMaxRopeFactor, "], got ", v));
+    return Invalid(field,
+                   absl::StrCat("must be finite and in [1, ", kMaxRopeFactor,
+                                "], got ", ShortestDouble(v)));
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckPositive(const char* field, double v) {
   if (!std::isfinite(v) || v <= 0) {
-    return Invalid(field, absl::StrCat("must be finite and > 0, got ", v));
+    return Invalid(
+        field, absl::StrCat("must be finite and > 0, got ", ShortestDouble(v)));
   }
   return absl::OkStatus();
 }
@@ -57,7 +60,7 @@ absl::Status CheckList(const char* field, const std::vector<double>& list,
     if (!std::isfinite(v) || v < 1 || v > kMaxRopeFactor) {
       return Invalid(absl::StrCat(field, "[", k, "]"),
                      absl::StrCat("must be finite and in [1, ", kMaxRopeFactor,
-                                  "], got ", v));
+                                  "], got ", ShortestDouble(v)));
     }
   }
   return absl::OkStatus();
@@ -310,6 +313,72 @@ void YarnMscale(double factor, double mscale, mpfr_ptr out) {
   mpfr_add_ui(out, out, 1, MPFR_RNDN);
 }
 
+// The INVALID_ARGUMENT of a scheme whose attention factor `a` is outside
+// [2^-16, 2] (over 2 when `over`), naming the field that put it there, its
+// value and its limit.
+absl::Status AttentionFactorOutOfRange(const RopeScaling& r, mpfr_srcptr real,
+                                       bool over) {
+  // The double nearest a, unless that is the limit itself: then 25 digits.
+  std::string a = ShortestDouble(mpfr_get_d(real, MPFR_RNDN));
+  if (mpfr_get_d(real, MPFR_RNDN) == (over ? 2 : 0x1p-16)) {
+    char buf[64];
+    mpfr_snprintf(buf, sizeof buf, "%.25Rg", real);
+    a = buf;
+  }
+  const std::string bound =
+      over ? "must be <= 2" : "must be >= 2^-16 = 1.52587890625e-05";
+  if (r.attention_factor != 0) {
+    return Invalid("attention_factor",
+                   absl::StrCat("is ", ShortestDouble(r.attention_factor),
+                                over ? ", over the limit 2"
+                                     : ", under the limit 2^-16 = "
+                                       "1.52587890625e-05",
+                                " (it must be in [2^-16, 2])"));
+  }
+  if (r.type == RopeType::kYarn && r.mscale != 0 && r.mscale_all_dim != 0) {
+    // g(mscale) / g(mscale_all_dim): too large a numerator or denominator.
+    return Invalid(
+        over ? "mscale" : "mscale_all_dim",
+        absl::StrCat("is ", ShortestDouble(over ? r.mscale : r.mscale_all_dim),
+                     " with ", over ? "mscale_all_dim " : "mscale ",
+                     ShortestDouble(over ? r.mscale_all_dim : r.mscale),
+                     " and factor ", ShortestDouble(r.factor),
+                     ": the attention factor g(mscale) / g(mscale_all_dim) = ",
+                     a, " (g(m) = 0.1 m ln(factor) + 1) ", bound,
+                     "; or set attention_factor"));
+  }
+  if (r.type == RopeType::kYarn) {
+    // 0.1 ln(factor) + 1 <= 2 iff factor <= e^10: the largest such double.
+    MpfrValue limit(53);
+    mpfr_set_ui(limit, 10, MPFR_RNDN);
+    mpfr_exp(limit, limit, MPFR_RNDD);
+    return Invalid(
+        "factor",
+        absl::StrCat("is ", ShortestDouble(r.factor), ", over the limit ",
+                     ShortestDouble(mpfr_get_d(limit, MPFR_RNDN)),
+                     " (e^10): YaRN's default attention factor 0.1 "
+                     "ln(factor) + 1 = ",
+                     a, " ", bound,
+                     "; or set attention_factor (or mscale and "
+                     "mscale_all_dim)"));
+  }
+  // LongRoPE: sqrt(1 + ln(factor) / ln(M)) <= 2 iff M^3 >= factor (a is
+  // never under 1). factor <= 65536, so only M <= 40 fails: the least M.
+  double least = std::ceil(std::cbrt(r.factor));
+  while (least > 2 && (least - 1) * (least - 1) * (least - 1) >= r.factor) {
+    --least;
+  }
+  while (least * least * least < r.factor) ++least;
+  return Invalid(
+      "original_max_position_embeddings",
+      absl::StrCat("is ", r.original_max_position_embeddings,
+                   ", under the limit ", least, " for factor ",
+                   ShortestDouble(r.factor),
+                   ": LongRoPE's default attention factor sqrt(1 + "
+                   "ln(factor) / ln(M)) = ",
+                   a, " ", bound, " (M^3 >= factor); or set attention_factor"));
+}
+
 }  // namespace
 
 const char* RopeTypeName(RopeType type) {
@@ -412,10 +481,10 @@ absl::Status ValidateRope(const RopeScaling& r, uint32_t d) {
       if (absl::Status s = CheckPositive(name, v); !s.ok()) return s;
     }
     if (!(r.low_freq_factor < r.high_freq_factor)) {
-      return Invalid(
-          "low_freq_factor",
-          absl::StrCat("must be < high_freq_factor, got ", r.low_freq_factor,
-                       " and ", r.high_freq_factor));
+      return Invalid("low_freq_factor",
+                     absl::StrCat("must be < high_freq_factor, got ",
+                                  ShortestDouble(r.low_freq_factor), " and ",
+                                  ShortestDouble(r.high_freq_factor)));
     }
   }
   if (longrope) {
@@ -429,20 +498,29 @@ absl::Status ValidateRope(const RopeScaling& r, uint32_t d) {
     if (r.factor > 1 && r.attention_factor == 0 &&
         r.original_max_position_embeddings < 2) {
       return Invalid("original_max_position_embeddings",
-                     "must be >= 2 for the default attention factor "
-                     "sqrt(1 + ln(factor) / ln(M))");
+                     absl::StrCat("must be >= 2 for the default attention "
+                                  "factor sqrt(1 + ln(factor) / ln(M)) with "
+                                  "factor ",
+                                  ShortestDouble(r.factor), ", got ",
+                                  r.original_max_position_embeddings));
     }
   }
   if (uses_attention) {
     // The kernels' rounding assumes |a * cos| <= 2 and no underflow of a.
     MpfrValue a(64);
     AttentionFactorMpfr(r, a);
-    if (mpfr_cmp_d(a, 2) > 0 || mpfr_cmp_d(a, 0x1p-16) < 0) {
-      return Invalid(
-          r.attention_factor != 0 ? "attention_factor" : "mscale",
-          absl::StrCat("gives an attention factor of ",
-                       mpfr_get_d(a, MPFR_RNDN), ", outside [2^-16, 2]"));
+    bool over = mpfr_cmp_d(a, 2) > 0;
+    bool under = mpfr_cmp_d(a, 0x1p-16) < 0;
+    if (longrope && r.attention_factor == 0) {
+      // sqrt(1 + ln(factor) / ln(M)) is in [1, 2] iff factor <= M^3,
+      // decided exactly: at factor = M^3 it is exactly 2, which the 64-bit
+      // value above may put on either side. Only M <= 40 can fail (factor
+      // <= 65536 < 41^3), and there M^3 is an exact double.
+      const double m = r.original_max_position_embeddings;
+      over = r.factor > 1 && m <= 40 && r.factor > m * m * m;
+      under = false;
     }
+    if (over || under) return AttentionFactorOutOfRange(r, a, over);
   }
   return absl::OkStatus();
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/shortest_double.h"
 
 namespace posenc {
 
@@ -92,8 +93,9 @@ absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits) {
         spec.d));
   }
   if (!std::isfinite(spec.base) || spec.base <= 1.0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.base must be finite and > 1 (0 means 10000), got ", spec.base));
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.base must be finite and > 1 (0 means 10000), got ",
+                     ShortestDouble(spec.base)));
   }
   if (spec.max_len == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
