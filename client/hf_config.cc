@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/shortest_double.h"
 
 namespace posenc {
 namespace {
@@ -42,7 +43,8 @@ absl::StatusOr<uint32_t> Count(const Struct& s, const char* key,
   if (!v.ok()) return v.status();
   if (!(*v >= 0 && *v <= 4294967295.0) || std::floor(*v) != *v) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, key, " must be a non-negative integer, got ", *v));
+        absl::StrCat(where, key, " must be a non-negative integer, got ",
+                     ShortestDouble(*v)));
   }
   return static_cast<uint32_t>(*v);
 }
@@ -200,16 +202,29 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
     rope->short_factor = *std::move(short_factor);
     rope->long_factor = *std::move(long_factor);
     rope->attention_factor = NumberOr(r, "attention_factor", 0);
-    if (Find(config, "original_max_position_embeddings") != nullptr) {
+    // As HF's _compute_longrope_parameters (transformers v5) after
+    // standardize_rope_params: M is the config's top-level
+    // original_max_position_embeddings (Phi-3's layout), else the dict's
+    // (the current layout), else max_position_embeddings; factor is the
+    // dict's, else max_position_embeddings / M.
+    const bool top_level =
+        Find(config, "original_max_position_embeddings") != nullptr;
+    if (top_level || Find(r, "original_max_position_embeddings") != nullptr) {
       absl::StatusOr<uint32_t> m =
-          Count(config, "original_max_position_embeddings", "");
+          top_level ? Count(config, "original_max_position_embeddings", "")
+                    : Count(r, "original_max_position_embeddings", where);
       if (!m.ok()) return m.status();
       rope->original_max_position_embeddings = *m;
-      rope->factor = *m == 0 ? 0 : static_cast<double>(*mpe) / *m;
     } else {
-      rope->original_max_position_embeddings = static_cast<uint32_t>(
-          NumberOr(r, "original_max_position_embeddings", *mpe));
-      rope->factor = NumberOr(r, "factor", 0);
+      rope->original_max_position_embeddings = *mpe;
+    }
+    if (Find(r, "factor") != nullptr) {
+      absl::StatusOr<double> factor = Number(r, "factor", where);
+      if (!factor.ok()) return factor.status();
+      rope->factor = *factor;
+    } else if (rope->original_max_position_embeddings != 0) {
+      rope->factor =
+          static_cast<double>(*mpe) / rope->original_max_position_embeddings;
     }
     rope->seq_len = options.seq_len.value_or(0);
   } else {

@@ -18,10 +18,15 @@
 //     llama3:   factor, low_freq_factor, high_freq_factor,
 //               original_max_position_embeddings
 //     longrope (or "su"): short_factor, long_factor, attention_factor;
-//               M = the config's original_max_position_embeddings with
-//               factor = max_position_embeddings / M (Phi-3), else
-//               M = rope_scaling's original_max_position_embeddings or
-//               max_position_embeddings, and rope_scaling's factor
+//               as transformers v5: M = the config's top-level
+//               original_max_position_embeddings (Phi-3's config.json),
+//               else rope_scaling's (HF's current layout), else
+//               max_position_embeddings; factor = rope_scaling's factor,
+//               else max_position_embeddings / M (32 for Phi-3-mini-128k:
+//               131072 / 4096, so the default attention factor is
+//               sqrt(1 + ln 32 / ln 4096) = 1.1902...). (transformers 4
+//               read only the top-level M, and with it took the ratio
+//               even over an explicit factor.)
 //   seq_len (dynamic: L; longrope: long_factor when seq_len > M): given,
 //   else unset, as HF's tables at initialisation; pass the sequence length
 //   (e.g. --seq-len 131072) for the table HF switches to on long inputs.

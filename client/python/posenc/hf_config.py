@@ -32,12 +32,16 @@ and v5's `rope_parameters`):
               HF's ratio would be 1, i.e. no scaling).
     llama3    factor, low_freq_factor, high_freq_factor,
               original_max_position_embeddings.
-    longrope  short_factor, long_factor, attention_factor; M = the config's
-              original_max_position_embeddings (Phi-3), else the dict's,
-              else max_position_embeddings. When the config has
-              original_max_position_embeddings, factor =
-              max_position_embeddings / it (as HF); else the dict's factor
-              (if any). factor only sets the default attention factor.
+    longrope  short_factor, long_factor, attention_factor; as
+              transformers v5: M = the config's top-level
+              original_max_position_embeddings (Phi-3's config.json), else
+              the dict's (HF's current layout), else
+              max_position_embeddings; factor = the dict's factor, else
+              max_position_embeddings / M (32 for Phi-3-mini-128k, whose
+              default attention factor is then sqrt(1 + ln 32 / ln 4096)
+              = 1.1902...). factor only sets the default attention factor.
+              (transformers 4 read only the top-level M, and with it took
+              the ratio even over an explicit factor.)
 - seq_len (dynamic: L; longrope: long_factor when seq_len > M) is unset
   unless seq_len= is given, as HF's tables at initialisation. HF switches a
   longrope model to long_factor once a sequence is longer than M: pass
@@ -142,13 +146,22 @@ def rope_scaling_from_hf(config: Mapping[str, Any],
                 "original_max_position_embeddings"),
             low_freq_factor=_float(scaling, "low_freq_factor"),
             high_freq_factor=_float(scaling, "high_freq_factor"))
-    # longrope
-    if config.get("original_max_position_embeddings") is not None:
-        m = config["original_max_position_embeddings"]
-        factor = float(max_pos / m) if max_pos else _float(scaling, "factor")
-    else:
-        m = scaling.get("original_max_position_embeddings", max_pos)
+    # longrope, as transformers v5 (standardize_rope_params, then
+    # _compute_longrope_parameters): M from the top level (Phi-3's
+    # config.json), else from the dict (the current layout), else
+    # max_position_embeddings; factor from the dict, else
+    # max_position_embeddings / M.
+    m = config.get("original_max_position_embeddings")
+    if m is None:
+        m = scaling.get("original_max_position_embeddings")
+    if m is None:
+        m = max_pos
+    if scaling.get("factor") is not None:
         factor = _float(scaling, "factor")
+    elif max_pos and m:
+        factor = max_pos / m
+    else:
+        factor = 0.0
     return RopeScaling(
         type="longrope", factor=factor,
         original_max_position_embeddings=_int(

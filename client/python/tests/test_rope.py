@@ -65,6 +65,17 @@ PHI3_128K = {
     "rope_scaling": {"long_factor": PHI3_LONG, "short_factor": PHI3_SHORT,
                      "type": "longrope"},
 }
+# microsoft/Phi-3-mini-128k-instruct's config.json in HF's two layouts
+# (tests/testdata/hf; its README says where the values come from): M at the
+# top level with rope_scaling (as published), or inside rope_parameters
+# (transformers v5); neither sets factor, so HF uses 131072 / 4096 = 32.
+HF_TESTDATA = os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                           "tests", "testdata", "hf")
+PHI3_TOP_LEVEL = os.path.join(HF_TESTDATA, "phi3_mini_128k_top_level.json")
+PHI3_ROPE_PARAMETERS = os.path.join(HF_TESTDATA,
+                                    "phi3_mini_128k_rope_parameters.json")
+# HF's LongRoPE attention factor sqrt(1 + ln 32 / ln 4096) = sqrt(17 / 12).
+PHI3_ATTENTION_FACTOR = 1.1902380714238083
 # Mirrors Llama 2 7B: no rope_scaling, no rope_theta.
 LLAMA2 = {"hidden_size": 4096, "num_attention_heads": 32,
           "max_position_embeddings": 4096, "rope_scaling": None}
@@ -193,6 +204,48 @@ class HfConfigTest(unittest.TestCase):
                                                type="su"))
         self.assertEqual(spec_from_hf_config(su), spec)
 
+    def check_phi3_mini_128k(self, spec):
+        self.assertEqual((spec.d, spec.max_len, spec.base),
+                         (96, 131072, 10000.0))
+        self.assertEqual(spec.rope.type, "longrope")
+        self.assertEqual(spec.rope.factor, 32.0)
+        self.assertEqual(spec.rope.original_max_position_embeddings, 4096)
+        self.assertEqual(spec.rope.attention_factor, 0.0)  # HF's default
+        self.assertEqual(len(spec.rope.short_factor), 48)
+        self.assertEqual(spec.rope.long_factor[-1], 64.81001281738281)
+
+    def test_phi3_mini_128k_top_level_layout_factor_is_context_ratio(self):
+        self.check_phi3_mini_128k(spec_from_hf_config(PHI3_TOP_LEVEL))
+
+    def test_phi3_mini_128k_rope_parameters_layout_factor_is_ratio(self):
+        spec = spec_from_hf_config(PHI3_ROPE_PARAMETERS)
+        self.check_phi3_mini_128k(spec)
+        self.assertEqual(spec, spec_from_hf_config(PHI3_TOP_LEVEL))
+        # The same keys under the name rope_scaling.
+        with open(PHI3_ROPE_PARAMETERS, encoding="utf-8") as f:
+            config = json.load(f)
+        config["rope_scaling"] = config.pop("rope_parameters")
+        self.assertEqual(spec_from_hf_config(config), spec)
+
+    def test_longrope_explicit_factor_taken_over_ratio(self):
+        config = {"head_dim": 8, "max_position_embeddings": 131072,
+                  "rope_parameters": {
+                      "rope_type": "longrope", "factor": 16.0,
+                      "original_max_position_embeddings": 4096,
+                      "short_factor": [1] * 4, "long_factor": [2] * 4}}
+        rope = spec_from_hf_config(config).rope
+        self.assertEqual((rope.factor, rope.original_max_position_embeddings),
+                         (16.0, 4096))
+
+    def test_longrope_no_original_anywhere_factor_one(self):
+        config = {"head_dim": 8, "max_position_embeddings": 4096,
+                  "rope_scaling": {"type": "longrope",
+                                   "short_factor": [1] * 4,
+                                   "long_factor": [2] * 4}}
+        rope = spec_from_hf_config(config).rope
+        self.assertEqual((rope.factor, rope.original_max_position_embeddings),
+                         (1.0, 4096))
+
     def test_dynamic_linear_default_and_rope_parameters(self):
         dynamic = spec_from_hf_config(
             dict(LLAMA2, rope_scaling={"type": "dynamic", "factor": 2.0}),
@@ -295,6 +348,16 @@ class ServerTest(unittest.TestCase):
         long = self.check_shape(spec_from_hf_config(path, max_len=16,
                                                     seq_len=8192), 32)
         self.assertFalse(np.array_equal(short, long))
+
+    def test_phi3_mini_128k_both_layouts_row_zero_is_attention_factor(self):
+        tables = [self.client.table(spec_from_hf_config(
+            path, max_len=8, dtype="float64"))
+            for path in (PHI3_TOP_LEVEL, PHI3_ROPE_PARAMETERS)]
+        self.assertEqual(tables[0].shape, (8, 192))
+        # rotate_half row 0: cos(0) * a, then sin(0) * a.
+        self.assertTrue((tables[0][0, :96] == PHI3_ATTENTION_FACTOR).all())
+        self.assertTrue((tables[0][0, 96:] == 0.0).all())
+        np.testing.assert_array_equal(tables[0], tables[1])
 
     def test_plain_matches_concat_cos_sin(self):
         spec = spec_from_hf_config(self.config_file(LLAMA2), max_len=64,
