@@ -4,6 +4,7 @@
 //   posenc rows   --d 512 --max-len 1024 [--start 0] [--end N]
 //                 [--rows-per-batch R] [-o FILE]
 //   posenc gather --d 512 --max-len 1024 --positions 0,5,9 [-o FILE]
+//   posenc plot   --d 512 --max-len 1024 -o pe.png [--scale N]
 //   posenc stats
 //   posenc health
 //
@@ -13,7 +14,11 @@
 // --tls-key FILE (a client certificate, for mutual TLS) and
 // --tls-server-name NAME (when the certificate does not name the target's
 // host). Spec options: --base, --dtype, --layout,
-// --frequency. Without -o, values are printed as CSV on stdout.
+// --frequency, --hf-config, --seq-len (the same for table, rows, gather and
+// plot: CliArgs::GetSpec). Without -o, values are printed as CSV on stdout.
+// `plot` draws the table as a PNG heat map (client/png_plot.h). `rows` and
+// `plot` stream the table and, when stderr is a terminal, show a progress
+// line there (client/download_progress.h); in a pipe or a file, nothing.
 // Exit status: 0 on success, 1 on any RPC or I/O error (the status is printed
 // on stderr), 2 on a usage error; `health` exits 1 unless SERVING.
 #include <cstdio>
@@ -26,6 +31,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/cli_args.h"
+#include "client/download_progress.h"
+#include "client/png_plot.h"
 #include "client/posenc_client.h"
 #include "client/tensor_file_writer.h"
 
@@ -38,6 +45,7 @@ constexpr char kUsage[] =
     "  table    the whole table, d x max-len\n"
     "  rows     rows [start, end) streamed in batches, in constant memory\n"
     "  gather   the rows at --positions\n"
+    "  plot     the whole table as a PNG heat map (-o FILE.png)\n"
     "  stats    the server's counters (GetStats)\n"
     "  health   grpc.health.v1 Check; exits 1 unless SERVING\n"
     "options of every command:\n"
@@ -50,7 +58,7 @@ constexpr char kUsage[] =
     "(default: none)\n"
     "  --tls-server-name NAME   name the server's certificate must have "
     "(default: the target's host)\n"
-    "table, rows and gather (the table spec):\n"
+    "table, rows, gather and plot (the table spec):\n"
     "  --d N                    model dimension (required)\n"
     "  --max-len N              table length (required)\n"
     "  --base X                 frequency base (default: 10000)\n"
@@ -82,6 +90,15 @@ constexpr char kUsage[] =
     "(default: 0, the server's choice)\n"
     "gather:\n"
     "  --positions 0,5,9        positions to return (required)\n"
+    "plot:\n"
+    "  -o, --output FILE.png    the PNG to write (required; - for stdout)\n"
+    "  --scale N                pixels per value, an N x N square "
+    "(default: 1)\n"
+    "                           rows = positions, columns = channels;\n"
+    "                           colours -1 blue (0,0,255), 0 white "
+    "(255,255,255),\n"
+    "                           +1 red (255,0,0), linear between\n"
+    "rows and plot show progress on stderr when it is a terminal\n"
     "exit status: 0 success, 1 RPC or I/O error, 2 usage error\n";
 
 bool IsHelp(const std::string& arg) {
@@ -96,9 +113,11 @@ const std::vector<std::string> kSpec = {"d",      "max-len",   "base",
 
 std::vector<std::string> Allowed(const std::string& command) {
   std::vector<std::string> allowed = kCommon;
-  if (command == "table" || command == "rows" || command == "gather") {
+  if (command == "table" || command == "rows" || command == "gather" ||
+      command == "plot") {
     allowed.insert(allowed.end(), kSpec.begin(), kSpec.end());
   }
+  if (command == "plot") allowed.push_back("scale");
   if (command == "rows") {
     allowed.insert(allowed.end(), {"start", "end", "rows-per-batch"});
   }
@@ -115,6 +134,46 @@ int Fail(const absl::Status& status) {
 int Usage(const absl::Status& status) {
   std::cerr << "posenc: " << status.message() << "\n" << kUsage;
   return 2;
+}
+
+// Whether to show a download's progress on stderr: only on a terminal, and
+// not when the data itself goes to that terminal (CSV or PNG on stdout).
+bool ShowProgress(const std::string& output) {
+  const bool to_stdout = output.empty() || output == "-";
+  return DownloadProgress::IsTerminal(stderr) &&
+         !(to_stdout && DownloadProgress::IsTerminal(stdout));
+}
+
+// The whole table, streamed in batches into a PNG (client/png_plot.h). A
+// failed plot leaves no file behind.
+int Plot(PosencClient& client, const TableSpec& spec, const CliArgs& args) {
+  const std::string output = args.GetString("output", "");
+  if (output.empty()) {
+    return Usage(absl::InvalidArgumentError(
+        "plot needs -o FILE.png (or -o - for stdout)"));
+  }
+  absl::StatusOr<uint32_t> scale = args.GetUint32("scale", 1);
+  if (!scale.ok()) return Usage(scale.status());
+  absl::StatusOr<std::unique_ptr<PngPlotWriter>> png =
+      PngPlotWriter::Open(output, spec.max_len, spec.width(), *scale);
+  if (!png.ok()) {
+    return png.status().code() == absl::StatusCode::kInvalidArgument
+               ? Usage(png.status())
+               : Fail(png.status());
+  }
+  DownloadProgress progress(stderr, ShowProgress(output), spec.max_len,
+                            spec.row_bytes());
+  absl::Status s = client.StreamBatches(spec, 0, std::nullopt, 0,
+                                        [&](uint32_t, const Tensor& batch) {
+                                          progress.Add(batch.shape[0]);
+                                          return (*png)->Append(batch);
+                                        });
+  progress.Finish();
+  if (s.ok()) s = (*png)->Close();
+  if (s.ok()) return 0;
+  png->reset();
+  if (output != "-") std::remove(output.c_str());
+  return Fail(s);
 }
 
 absl::Status WriteTensor(const std::string& path, const TableSpec& spec,
@@ -140,7 +199,7 @@ int Run(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (command != "table" && command != "rows" && command != "gather" &&
-      command != "stats" && command != "health") {
+      command != "plot" && command != "stats" && command != "health") {
     return Usage(absl::InvalidArgumentError(
         absl::StrCat("unknown command '", command, "'")));
   }
@@ -178,6 +237,7 @@ int Run(int argc, char** argv) {
 
   absl::StatusOr<TableSpec> spec = args->GetSpec();
   if (!spec.ok()) return Usage(spec.status());
+  if (command == "plot") return Plot(client, *spec, *args);
   const std::string output = args->GetString("output", "");
 
   if (command == "table") {
@@ -207,9 +267,14 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<TensorFileWriter>> writer =
       TensorFileWriter::Open(output, spec->dtype, rows, spec->width());
   if (!writer.ok()) return Fail(writer.status());
-  absl::Status s = client.StreamBatches(
-      *spec, *start, *end, *per_batch,
-      [&](uint32_t, const Tensor& batch) { return (*writer)->Append(batch); });
+  DownloadProgress progress(stderr, ShowProgress(output), rows,
+                            spec->row_bytes());
+  absl::Status s = client.StreamBatches(*spec, *start, *end, *per_batch,
+                                        [&](uint32_t, const Tensor& batch) {
+                                          progress.Add(batch.shape[0]);
+                                          return (*writer)->Append(batch);
+                                        });
+  progress.Finish();
   if (!s.ok()) return Fail(s);
   s = (*writer)->Close();
   return s.ok() ? 0 : Fail(s);

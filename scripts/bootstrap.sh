@@ -9,7 +9,7 @@ build_pkgs=(
   protobuf-compiler libprotobuf-dev libprotoc-dev
   libc-ares-dev libre2-dev zlib1g-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libhwy-dev libmpfr-dev libgmp-dev
+  libhwy-dev libmpfr-dev libgmp-dev libpng-dev
   prometheus-cpp-dev libssl-dev
 )
 # The gRPC posenc links is built from Debian's source by scripts/build-grpc.sh
