@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The fuzz campaign (not CI; the CMake target `fuzz_long` runs it with its
+# defaults): each target for EXECS executions (default 10,000,000) or
+# MINUTES minutes, whichever comes first, from the committed corpus plus
+# what earlier campaigns on this machine found (build-fuzz/long/<target>/
+# corpus), then new coverage is merged into fuzz/corpus/<target>/
+# (-merge=1): the hand-written seeds (fuzz/make_corpus.sh) are kept, the
+# found ones are re-minimized and named by their SHA-1.
+#
+# Findings (crash-, timeout-, oom-, leak- files) stay in
+# build-fuzz/long/<target>/artifacts/ and are never merged: each must be
+# fixed, then made a seed and a regression test. Exit 1 if there is any.
+#
+# Usage: fuzz/long.sh [--execs N] [--minutes M] [--parallel P] [--no-merge]
+#                     [TARGET...]
+#   TARGET: get_table stream_rows stream_batches get_rows (default: all)
+#   --parallel P: P targets at once (default 1), each at nice 10.
+# Prints per target: executions, cov and ft (libFuzzer's last stats line),
+# corpus size, findings; and writes them to build-fuzz/long/summary.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+execs=10000000
+minutes=""
+parallel=1
+merge=1
+targets=()
+while (($#)); do
+  case "$1" in
+    --execs) execs="$2"; shift 2 ;;
+    --minutes) minutes="$2"; shift 2 ;;
+    --parallel) parallel="$2"; shift 2 ;;
+    --no-merge) merge=0; shift ;;
+    get_table|stream_rows|stream_batches|get_rows) targets+=("$1"); shift ;;
+    *) echo "long.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+((${#targets[@]})) || targets=(get_table stream_rows stream_batches get_rows)
+
+cmake --preset fuzz >/dev/null
+nice cmake --build --preset fuzz
+
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0"
+export ASAN_OPTIONS="quarantine_size_mb=64:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+long="build-fuzz/long"
+mkdir -p "$long"
+# Per input: -timeout 60 s (a cold RoPE row at d = 65536 takes seconds under
+# ASan); the process may grow to 3 GiB (ASan's quarantine and metadata).
+flags=(-timeout=60 -rss_limit_mb=3072 -close_fd_mask=2 -print_final_stats=1)
+
+campaign() {  # target
+  local t=$1 w="$long/$1"
+  mkdir -p "$w/corpus" "$w/artifacts"
+  local time_flag=()
+  [[ -n "$minutes" ]] && time_flag=(-max_total_time=$((minutes * 60)))
+  local start=$SECONDS rc=0
+  nice -n 10 "build-fuzz/fuzz/fuzz_$t" -runs="$execs" "${time_flag[@]}" \
+    "${flags[@]}" -artifact_prefix="$w/artifacts/" "$w/corpus" \
+    "fuzz/corpus/$t" >"$w/fuzz.log" 2>&1 || rc=$?
+  echo "$((SECONDS - start))" >"$w/seconds"
+  echo "$rc" >"$w/rc"
+}
+
+merge_into_repo() {  # target
+  local t=$1 w="$long/$1"
+  rm -rf "$w/min" && mkdir -p "$w/min"
+  nice -n 10 "build-fuzz/fuzz/fuzz_$t" -merge=1 "${flags[@]}" "$w/min" \
+    "fuzz/corpus/$t" "$w/corpus" >"$w/merge.log" 2>&1
+  # Hand-written seeds are the files whose name is not a SHA-1.
+  local named=() f
+  for f in "fuzz/corpus/$t"/*; do
+    [[ "$(basename "$f")" =~ ^[0-9a-f]{40}$ ]] || named+=("$(sha1sum <"$f" | cut -c1-40)")
+  done
+  find "fuzz/corpus/$t" -type f -regextype posix-extended \
+    -regex '.*/[0-9a-f]{40}' -delete
+  for f in "$w/min"/*; do
+    local sum
+    sum=$(sha1sum <"$f" | cut -c1-40)
+    [[ " ${named[*]} " == *" $sum "* ]] || cp "$f" "fuzz/corpus/$t/$sum"
+  done
+}
+
+running=0
+for t in "${targets[@]}"; do
+  campaign "$t" &
+  running=$((running + 1))
+  if ((running >= parallel)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait || true
+
+findings=0
+summary="$long/summary.txt"
+{
+  printf '%-15s %12s %8s %7s %7s %8s %s\n' target executions seconds cov ft \
+    corpus findings
+  for t in "${targets[@]}"; do
+    w="$long/$t"
+    n=$(grep -E '^stat::number_of_executed_units' "$w/fuzz.log" |
+      awk '{print $2}' || true)
+    last=$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$w/fuzz.log" |
+      tail -1 || true)
+    cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
+    ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
+    if ((merge)) && [[ "$(cat "$w/rc")" == 0 ]]; then merge_into_repo "$t"; fi
+    found=$(find "$w/artifacts" -type f | wc -l)
+    findings=$((findings + found))
+    printf '%-15s %12s %8s %7s %7s %8s %s\n' "$t" "${n:-?}" \
+      "$(cat "$w/seconds")" "${cov:-?}" "${ft:-?}" \
+      "$(find "fuzz/corpus/$t" -type f | wc -l)" "$found"
+  done
+} >"$summary"
+cat "$summary"
+if ((findings)); then
+  echo "long.sh: findings in $long/*/artifacts (reproduce: build-fuzz/fuzz/fuzz_<target> FILE)" >&2
+  exit 1
+fi

@@ -1,0 +1,812 @@
+#include "fuzz/service_harness.h"
+
+#include <grpc/grpc.h>
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/impl/rpc_method.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/channel_arguments.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/routing_key.h"
+#include "core/buffer_reserve.h"
+#include "core/rope.h"
+#include "core/table_spec.h"
+#include "posenc/v1/posenc.grpc.pb.h"
+#include "posenc/v1/posenc.pb.h"
+#include "server/posenc_server.h"
+#include "tests/numerics/mpfr_reference.h"
+#include "tests/numerics/rope_reference.h"
+
+namespace posenc::fuzz {
+namespace {
+
+// A call slower than this is a finding (libFuzzer's -timeout is the outer
+// bound per input).
+constexpr absl::Duration kCallDeadline = absl::Seconds(20);
+// After a call, the server must be idle again within this.
+constexpr absl::Duration kIdleTimeout = absl::Seconds(20);
+// A stream is read up to this many messages or bytes, then cancelled.
+constexpr size_t kStreamMaxMessages = 256;
+constexpr uint64_t kStreamMaxBytes = uint64_t{6} << 20;
+// Values compared with the reference: a reply of at most kCheckAll elements
+// whole; else its first and last element and kRandomSamples random ones,
+// and at most kMaxSamplesPerCall in all.
+constexpr uint64_t kCheckAll = 48;
+constexpr int kRandomSamples = 6;
+constexpr int kMaxSamplesPerCall = 64;
+
+constexpr const char* kMethodNames[kFuzzMethodCount] = {
+    "/posenc.v1.PositionalEncoding/GetTable",
+    "/posenc.v1.PositionalEncoding/StreamRows",
+    "/posenc.v1.PositionalEncoding/StreamBatches",
+    "/posenc.v1.PositionalEncoding/GetRows"};
+
+HarnessCounters counters;
+
+// ---------------------------------------------------------------------------
+// The request as the harness reads it, from the proto's documentation only
+// (not server/request_handler.cc nor common/proto_conversion.cc).
+
+struct Request {
+  bool parsed = false;  // the bytes parse as the method's request
+  v1::TableSpec proto;
+  TableSpec spec;  // d is the rotary dimension
+  // Why the harness reads the request as invalid; "" when it reads it as
+  // valid. An OK answer to a request read as invalid is a finding.
+  std::string invalid;
+  uint32_t start = 0, end = 0;  // range methods; end resolved
+  uint32_t rows_per_batch = 0;
+  std::vector<uint32_t> positions;
+};
+
+// True when `r` sets anything (RoPE scaling applies).
+bool RopeSetsAnything(const v1::RopeScaling& r) {
+  return (r.type() != v1::ROPE_TYPE_UNSPECIFIED &&
+          r.type() != v1::ROPE_TYPE_DEFAULT) ||
+         r.factor() != 0 || r.original_max_position_embeddings() != 0 ||
+         r.seq_len() != 0 || r.beta_fast() != 0 || r.beta_slow() != 0 ||
+         r.mscale() != 0 || r.mscale_all_dim() != 0 || r.has_truncate() ||
+         r.attention_factor() != 0 || r.low_freq_factor() != 0 ||
+         r.high_freq_factor() != 0 || r.short_factor_size() > 0 ||
+         r.long_factor_size() > 0;
+}
+
+std::string ResolveSpec(const v1::TableSpec& p, const ServerOptions& limits,
+                        TableSpec* out) {
+  out->base = p.base() == 0 ? 10000.0 : p.base();
+  if (!(std::isfinite(out->base) && out->base > 1)) return "base";
+  // With a partial_rotary_factor, d is the head size and only the rotary
+  // dimension floor(d * factor) is held to the rules on d.
+  uint32_t d = p.d();
+  if (p.partial_rotary_factor() != 0) {
+    const double f = p.partial_rotary_factor();
+    if (!(f > 0 && f <= 1)) return "partial_rotary_factor";
+    d = static_cast<uint32_t>(std::floor(static_cast<double>(d) * f));
+  }
+  if (d < 2 || d % 2 != 0 || d > limits.max_d) return "d odd or out of range";
+  out->d = d;
+  if (p.max_len() < 1 || p.max_len() > limits.max_len_limit) return "max_len";
+  out->max_len = p.max_len();
+  switch (p.dtype()) {
+    case v1::DTYPE_UNSPECIFIED:
+    case v1::DTYPE_FLOAT32:
+      out->dtype = DType::kFloat32;
+      break;
+    case v1::DTYPE_FLOAT64:
+      out->dtype = DType::kFloat64;
+      break;
+    case v1::DTYPE_FLOAT16:
+      out->dtype = DType::kFloat16;
+      break;
+    case v1::DTYPE_BFLOAT16:
+      out->dtype = DType::kBFloat16;
+      break;
+    default:
+      return "dtype";
+  }
+  switch (p.layout()) {
+    case v1::LAYOUT_UNSPECIFIED:
+    case v1::LAYOUT_INTERLEAVED:
+      out->layout = Layout::kInterleaved;
+      break;
+    case v1::LAYOUT_CONCAT_SIN_COS:
+      out->layout = Layout::kConcatSinCos;
+      break;
+    case v1::LAYOUT_CONCAT_COS_SIN:
+      out->layout = Layout::kConcatCosSin;
+      break;
+    case v1::LAYOUT_ROTATE_HALF:
+      out->layout = Layout::kRotateHalf;
+      break;
+    case v1::LAYOUT_INTERLEAVED_PAIRS:
+      out->layout = Layout::kInterleavedPairs;
+      break;
+    default:
+      return "layout";
+  }
+  switch (p.frequency()) {
+    case v1::FREQUENCY_UNSPECIFIED:
+    case v1::FREQUENCY_PAPER:
+      out->frequency = Frequency::kPaper;
+      break;
+    case v1::FREQUENCY_T2T:
+      out->frequency = Frequency::kT2T;
+      if (d < 4) return "t2t with d < 4";
+      break;
+    default:
+      return "frequency";
+  }
+  if (p.has_rope() && RopeSetsAnything(p.rope())) {
+    const v1::RopeScaling& r = p.rope();
+    if (out->frequency != Frequency::kPaper) return "rope without paper";
+    if (r.type() < 0 || r.type() > v1::ROPE_TYPE_LONGROPE) return "rope.type";
+    if (r.type() == v1::ROPE_TYPE_UNSPECIFIED ||
+        r.type() == v1::ROPE_TYPE_DEFAULT) {
+      return "rope default with a parameter";
+    }
+    auto rope = std::make_shared<RopeScaling>();
+    rope->type = static_cast<RopeType>(r.type() - 1);  // kDefault is 1
+    rope->factor = r.factor();
+    rope->original_max_position_embeddings =
+        r.original_max_position_embeddings();
+    rope->seq_len = r.seq_len();
+    rope->beta_fast = r.beta_fast();
+    rope->beta_slow = r.beta_slow();
+    rope->mscale = r.mscale();
+    rope->mscale_all_dim = r.mscale_all_dim();
+    if (r.has_truncate()) rope->truncate = r.truncate();
+    rope->attention_factor = r.attention_factor();
+    rope->low_freq_factor = r.low_freq_factor();
+    rope->high_freq_factor = r.high_freq_factor();
+    rope->short_factor.assign(r.short_factor().begin(), r.short_factor().end());
+    rope->long_factor.assign(r.long_factor().begin(), r.long_factor().end());
+    out->rope = std::move(rope);
+  }
+  return "";
+}
+
+Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
+                    const ServerOptions& limits) {
+  Request req;
+  const int n = static_cast<int>(size);
+  switch (method) {
+    case FuzzMethod::kGetTable: {
+      v1::GetTableRequest m;
+      if (!m.ParseFromArray(data, n)) return req;
+      req.proto = m.spec();
+      break;
+    }
+    case FuzzMethod::kStreamRows: {
+      v1::StreamRowsRequest m;
+      if (!m.ParseFromArray(data, n)) return req;
+      req.proto = m.spec();
+      req.start = m.start();
+      req.end = m.has_end() ? m.end() : m.spec().max_len();
+      break;
+    }
+    case FuzzMethod::kStreamBatches: {
+      v1::StreamBatchesRequest m;
+      if (!m.ParseFromArray(data, n)) return req;
+      req.proto = m.spec();
+      req.start = m.start();
+      req.end = m.has_end() ? m.end() : m.spec().max_len();
+      req.rows_per_batch = m.rows_per_batch();
+      break;
+    }
+    case FuzzMethod::kGetRows: {
+      v1::GetRowsRequest m;
+      if (!m.ParseFromArray(data, n)) return req;
+      req.proto = m.spec();
+      req.positions.assign(m.positions().begin(), m.positions().end());
+      break;
+    }
+  }
+  req.parsed = true;
+  req.invalid = ResolveSpec(req.proto, limits, &req.spec);
+  if (!req.invalid.empty()) return req;
+  const uint64_t max_message = limits.max_message_bytes;
+  switch (method) {
+    case FuzzMethod::kGetTable:
+      if (req.spec.table_bytes() > max_message) req.invalid = "table too big";
+      break;
+    case FuzzMethod::kStreamRows:
+    case FuzzMethod::kStreamBatches:
+      if (!(req.start < req.end && req.end <= req.spec.max_len)) {
+        req.invalid = "range";
+      } else if (uint64_t{req.rows_per_batch} * req.spec.row_bytes() >
+                 max_message) {
+        req.invalid = "rows_per_batch too big";
+      }
+      break;
+    case FuzzMethod::kGetRows:
+      if (req.positions.empty() ||
+          req.positions.size() > limits.max_rows_per_request) {
+        req.invalid = "positions count";
+      } else if (req.positions.size() * req.spec.row_bytes() > max_message) {
+        req.invalid = "answer too big";
+      }
+      for (uint32_t p : req.positions) {
+        if (p >= req.spec.max_len) req.invalid = "position >= max_len";
+      }
+      break;
+  }
+  return req;
+}
+
+std::string Describe(const Request& req, const uint8_t* data, size_t size) {
+  return absl::StrCat(
+      "request bytes (", size, "): ",
+      absl::CEscape(std::string(reinterpret_cast<const char*>(data), size)),
+      req.parsed ? absl::StrCat("\n  spec: ", req.proto.ShortDebugString(),
+                                "\n  resolved: ", req.spec.DebugString())
+                 : "\n  (does not parse)");
+}
+
+// ---------------------------------------------------------------------------
+// Values: the column of an element as (pair i, sin or cos), from the layout
+// definitions in the proto, and the reference's bits.
+
+void PairOf(Layout layout, uint32_t d, uint32_t col, uint32_t* i,
+            bool* is_sin) {
+  const uint32_t h = d / 2;
+  switch (layout) {
+    case Layout::kInterleaved:
+      *i = col / 2;
+      *is_sin = col % 2 == 0;
+      return;
+    case Layout::kConcatSinCos:
+      *is_sin = col < h;
+      *i = col < h ? col : col - h;
+      return;
+    case Layout::kConcatCosSin:
+      *is_sin = col >= h;
+      *i = col < h ? col : col - h;
+      return;
+    case Layout::kRotateHalf:
+      *is_sin = col >= d;
+      *i = (col % d) % h;
+      return;
+    case Layout::kInterleavedPairs:
+      *is_sin = col >= d;
+      *i = (col % d) / 2;
+      return;
+  }
+}
+
+size_t ElementSize(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat64:
+      return 8;
+    case DType::kFloat32:
+      return 4;
+    default:
+      return 2;
+  }
+}
+
+v1::DType ProtoDType(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return v1::DTYPE_FLOAT32;
+    case DType::kFloat64:
+      return v1::DTYPE_FLOAT64;
+    case DType::kFloat16:
+      return v1::DTYPE_FLOAT16;
+    case DType::kBFloat16:
+      return v1::DTYPE_BFLOAT16;
+  }
+  return v1::DTYPE_UNSPECIFIED;
+}
+
+// The MPFR reference of one table family, built on first use.
+class Reference {
+ public:
+  explicit Reference(const TableSpec& spec) : spec_(spec) {}
+  uint64_t Bits(uint32_t i, uint32_t pos, bool is_sin) {
+    if (spec_.rope != nullptr) {
+      if (rope_ == nullptr) {
+        rope_ = std::make_unique<testing::RopeReference>(spec_.rope.get(),
+                                                         spec_.d, spec_.base);
+      }
+      return rope_->Bits(i, pos, is_sin)[static_cast<int>(spec_.dtype)];
+    }
+    if (plain_ == nullptr) {
+      plain_ = std::make_unique<testing::ReferenceFamily>(spec_);
+    }
+    return plain_->Bits(i, pos, is_sin, spec_.dtype);
+  }
+
+ private:
+  const TableSpec spec_;
+  std::unique_ptr<testing::RopeReference> rope_;
+  std::unique_ptr<testing::ReferenceFamily> plain_;
+};
+
+// Checks the rows of one tensor (rows x width elements in `data`) on a
+// sample; `position_of(r)` is the table position of row r.
+class ValueChecker {
+ public:
+  ValueChecker(const Request& req, uint64_t seed)
+      : req_(req), reference_(req.spec), rng_(seed) {}
+
+  std::string CheckRows(const std::string& data, uint32_t rows,
+                        const std::function<uint32_t(uint32_t)>& position_of) {
+    const uint32_t width = req_.spec.width();
+    const uint64_t elements = uint64_t{rows} * width;
+    if (elements == 0) return "";
+    std::vector<uint64_t> picks;
+    if (elements <= kCheckAll) {
+      for (uint64_t e = 0; e < elements; ++e) picks.push_back(e);
+    } else {
+      picks = {0, elements - 1};
+      std::uniform_int_distribution<uint64_t> any(0, elements - 1);
+      for (int k = 0; k < kRandomSamples; ++k) picks.push_back(any(rng_));
+    }
+    const size_t size = ElementSize(req_.spec.dtype);
+    for (uint64_t e : picks) {
+      if (samples_ >= kMaxSamplesPerCall) break;
+      ++samples_;
+      const uint32_t r = static_cast<uint32_t>(e / width);
+      const uint32_t col = static_cast<uint32_t>(e % width);
+      const uint32_t pos = position_of(r);
+      uint32_t i = 0;
+      bool is_sin = false;
+      PairOf(req_.spec.layout, req_.spec.d, col, &i, &is_sin);
+      uint64_t got = 0;
+      std::memcpy(&got, data.data() + e * size, size);  // little-endian host
+      const uint64_t want = reference_.Bits(i, pos, is_sin);
+      ++counters.values_checked;
+      if (got != want) {
+        return absl::StrCat(
+            "value differs from the MPFR reference at position ", pos,
+            " column ", col, " (pair ", i, is_sin ? " sin" : " cos",
+            "): got bits 0x", absl::Hex(got), " = ",
+            testing::DecodeBits(got, req_.spec.dtype), ", want 0x",
+            absl::Hex(want), " = ", testing::DecodeBits(want, req_.spec.dtype));
+      }
+    }
+    return "";
+  }
+
+ private:
+  const Request& req_;
+  Reference reference_;
+  std::mt19937_64 rng_;
+  int samples_ = 0;
+};
+
+// Checks a tensor's dtype, shape and size.
+std::string CheckTensor(const v1::Tensor& t, const Request& req,
+                        std::optional<uint32_t> rows) {
+  const TableSpec& s = req.spec;
+  if (t.dtype() != ProtoDType(s.dtype)) {
+    return absl::StrCat("tensor dtype ", t.dtype());
+  }
+  std::vector<uint32_t> want;
+  if (rows.has_value()) want.push_back(*rows);
+  want.push_back(s.width());
+  if (std::vector<uint32_t>(t.shape().begin(), t.shape().end()) != want) {
+    return absl::StrCat("tensor shape [", absl::StrJoin(t.shape(), ","),
+                        "], want [", absl::StrJoin(want, ","), "]");
+  }
+  const uint64_t elements = uint64_t{rows.value_or(1)} * s.width();
+  if (t.data().size() != elements * ElementSize(s.dtype)) {
+    return absl::StrCat("tensor data of ", t.data().size(), " bytes for ",
+                        elements, " elements");
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Calls.
+
+struct Reply {
+  grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
+  std::string message;
+  std::vector<std::string> messages;  // each response message's bytes
+  bool cancelled_by_client = false;   // a stream read up to the cap
+  std::optional<std::string> echoed_key;
+};
+
+std::string ToBytes(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string out;
+  if (!buffer.Dump(&slices).ok()) return out;
+  for (const grpc::Slice& s : slices) {
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return out;
+}
+
+Reply Call(grpc::Channel* channel, FuzzMethod method, const uint8_t* data,
+           size_t size, const std::string& key) {
+  Reply reply;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + kCallDeadline));
+  if (!key.empty()) context.AddMetadata(kRoutingKeyHeader, key);
+  grpc::Slice slice(data, size);
+  const grpc::ByteBuffer request(&slice, 1);
+  const char* name = kMethodNames[static_cast<int>(method)];
+  grpc::Status status;
+  if (method == FuzzMethod::kGetTable || method == FuzzMethod::kGetRows) {
+    const grpc::internal::RpcMethod rpc(name,
+                                        grpc::internal::RpcMethod::NORMAL_RPC);
+    grpc::ByteBuffer response;
+    status = grpc::internal::BlockingUnaryCall(channel, rpc, &context, request,
+                                               &response);
+    if (status.ok()) reply.messages.push_back(ToBytes(response));
+  } else {
+    const grpc::internal::RpcMethod rpc(
+        name, grpc::internal::RpcMethod::SERVER_STREAMING);
+    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+        grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+            channel, rpc, &context, request));
+    grpc::ByteBuffer message;
+    uint64_t bytes = 0;
+    while (reader->Read(&message)) {
+      reply.messages.push_back(ToBytes(message));
+      bytes += reply.messages.back().size();
+      if (reply.messages.size() >= kStreamMaxMessages ||
+          bytes >= kStreamMaxBytes) {
+        reply.cancelled_by_client = true;
+        context.TryCancel();
+        while (reader->Read(&message)) {
+        }
+        break;
+      }
+    }
+    status = reader->Finish();
+  }
+  reply.code = status.error_code();
+  reply.message = status.error_message();
+  const auto& initial = context.GetServerInitialMetadata();
+  auto it = initial.find(kRoutingKeyHeader);
+  if (it != initial.end()) {
+    reply.echoed_key = std::string(it->second.data(), it->second.size());
+  }
+  const int code = static_cast<int>(reply.code);
+  if (code >= 0 && code < 17) ++counters.calls_by_code[code];
+  if (reply.cancelled_by_client) ++counters.streams_cancelled_by_client;
+  return reply;
+}
+
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+// Checks call A's reply (status, structure, sampled values).
+std::string CheckReply(FuzzMethod method, const Request& req,
+                       const Reply& reply, const std::string& key,
+                       const ServerOptions& options, uint64_t seed) {
+  using grpc::StatusCode;
+  switch (reply.code) {
+    case StatusCode::OK:
+    case StatusCode::INVALID_ARGUMENT:
+    case StatusCode::OUT_OF_RANGE:
+    case StatusCode::RESOURCE_EXHAUSTED:
+      break;
+    case StatusCode::CANCELLED:
+      if (reply.cancelled_by_client) break;
+      [[fallthrough]];
+    default:
+      return absl::StrCat("status ", reply.code, " (", reply.message,
+                          ") is not one the API documents for this call");
+  }
+  if (reply.code != StatusCode::OK) {
+    // A refusal must say why, except a cancellation.
+    if (reply.code != StatusCode::CANCELLED && reply.message.empty()) {
+      return absl::StrCat("status ", reply.code, " without a message");
+    }
+    // Every rule but the RoPE parameters' is the harness's too.
+    if ((reply.code == StatusCode::INVALID_ARGUMENT ||
+         reply.code == StatusCode::OUT_OF_RANGE) &&
+        req.parsed && req.invalid.empty() && req.spec.rope == nullptr) {
+      return absl::StrCat(CodeName(reply.code), " (", reply.message,
+                          ") for a request the harness reads as valid");
+    }
+    if (!reply.cancelled_by_client) return "";
+  }
+  if (reply.code == StatusCode::OK || !reply.messages.empty()) {
+    if (!req.parsed) return "an answer to bytes that are not the request";
+    if (!req.invalid.empty()) {
+      return absl::StrCat(
+          "an answer to a request the harness reads as "
+          "invalid (",
+          req.invalid, ")");
+    }
+  }
+  if (!key.empty() && reply.code == StatusCode::OK && reply.echoed_key != key) {
+    return absl::StrCat("routing key not echoed: sent '", key, "', got '",
+                        reply.echoed_key.value_or("(none)"), "'");
+  }
+  ValueChecker values(req, seed);
+  switch (method) {
+    case FuzzMethod::kGetTable: {
+      v1::GetTableResponse r;
+      if (reply.messages.size() != 1 || !r.ParseFromString(reply.messages[0])) {
+        return "GetTableResponse does not parse";
+      }
+      if (std::string e = CheckTensor(r.table(), req, req.spec.max_len);
+          !e.empty()) {
+        return e;
+      }
+      return values.CheckRows(r.table().data(), req.spec.max_len,
+                              [](uint32_t row) { return row; });
+    }
+    case FuzzMethod::kGetRows: {
+      v1::GetRowsResponse r;
+      if (reply.messages.size() != 1 || !r.ParseFromString(reply.messages[0])) {
+        return "GetRowsResponse does not parse";
+      }
+      const uint32_t n = static_cast<uint32_t>(req.positions.size());
+      if (std::string e = CheckTensor(r.rows(), req, n); !e.empty()) return e;
+      return values.CheckRows(r.rows().data(), n, [&req](uint32_t row) {
+        return req.positions[row];
+      });
+    }
+    case FuzzMethod::kStreamRows:
+    case FuzzMethod::kStreamBatches: {
+      std::mt19937_64 pick(seed ^ 0x5851f42d4c957f2dull);
+      uint32_t next = req.start;
+      uint32_t batch_rows = 0;  // rows of every batch but the last
+      const size_t count = reply.messages.size();
+      for (size_t k = 0; k < count; ++k) {
+        const std::string& bytes = reply.messages[k];
+        uint32_t first = 0, rows = 1;
+        const v1::Tensor* tensor = nullptr;
+        v1::StreamRowsResponse row;
+        v1::StreamBatchesResponse batch;
+        if (method == FuzzMethod::kStreamRows) {
+          if (!row.ParseFromString(bytes)) return "row does not parse";
+          first = row.position();
+          tensor = &row.row();
+          if (std::string e = CheckTensor(*tensor, req, std::nullopt);
+              !e.empty()) {
+            return absl::StrCat("message ", k, ": ", e);
+          }
+        } else {
+          if (!batch.ParseFromString(bytes)) return "batch does not parse";
+          first = batch.start();
+          tensor = &batch.batch();
+          rows = tensor->shape_size() == 2 ? tensor->shape(0) : 0;
+          if (rows == 0) return absl::StrCat("message ", k, ": empty batch");
+          if (std::string e = CheckTensor(*tensor, req, rows); !e.empty()) {
+            return absl::StrCat("message ", k, ": ", e);
+          }
+          if (uint64_t{rows} * req.spec.row_bytes() >
+              options.max_message_bytes) {
+            return absl::StrCat("message ", k, ": ", rows,
+                                " rows exceed --max_message_bytes");
+          }
+          if (req.rows_per_batch != 0 &&
+              rows != std::min(req.rows_per_batch, req.end - first)) {
+            return absl::StrCat("message ", k, ": ", rows,
+                                " rows, rows_per_batch ", req.rows_per_batch);
+          }
+          if (k > 0 && batch_rows != rows && first + rows != req.end) {
+            return absl::StrCat("message ", k, ": ", rows, " rows after ",
+                                batch_rows);
+          }
+          if (k == 0) batch_rows = rows;
+        }
+        if (first != next) {
+          return absl::StrCat("message ", k, " starts at ", first, ", want ",
+                              next);
+        }
+        if (uint64_t{first} + rows > req.end) {
+          return absl::StrCat("message ", k, " passes end ", req.end);
+        }
+        // Values: every message of a short stream; else the first, the
+        // last and a random eighth.
+        if (k == 0 || k + 1 == count || count <= 8 || pick() % 8 == 0) {
+          if (std::string e =
+                  values.CheckRows(tensor->data(), rows,
+                                   [first](uint32_t r) { return first + r; });
+              !e.empty()) {
+            return absl::StrCat("message ", k, ": ", e);
+          }
+        }
+        next = first + rows;
+      }
+      if (reply.code == StatusCode::OK && next != req.end) {
+        return absl::StrCat("stream ended OK at ", next, ", want ", req.end);
+      }
+      return "";
+    }
+  }
+  return "";
+}
+
+// Waits until the server has no call in progress, no compute task and no
+// inflight byte; else describes what is left.
+std::string WaitIdle(PosencServer& server) {
+  const absl::Time deadline = absl::Now() + kIdleTimeout;
+  for (;;) {
+    const MetricsInput m = server.Metrics();
+    const bool idle = m.inflight_bytes == 0 && m.compute.queued_tasks == 0 &&
+                      m.compute.queued_bytes == 0 &&
+                      m.compute.running_tasks == 0 &&
+                      m.methods->TotalInFlight() == 0;
+    if (idle) return "";
+    if (absl::Now() > deadline) {
+      return absl::StrCat("server not idle ",
+                          absl::FormatDuration(kIdleTimeout),
+                          " after the call: inflight_bytes=", m.inflight_bytes,
+                          " queued_tasks=", m.compute.queued_tasks,
+                          " queued_bytes=", m.compute.queued_bytes,
+                          " running_tasks=", m.compute.running_tasks,
+                          " calls_in_flight=", m.methods->TotalInFlight());
+    }
+    absl::SleepFor(absl::Microseconds(200));
+  }
+}
+
+uint64_t Fnv1a(const uint8_t* data, size_t size) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t k = 0; k < size; ++k) h = (h ^ data[k]) * 0x100000001b3ull;
+  return h;
+}
+
+std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
+                       const Request& req) {
+  const ServerOptions options = HarnessServerOptions();
+  absl::StatusOr<std::unique_ptr<PosencServer>> created =
+      PosencServer::Create(options);
+  if (!created.ok()) {
+    return absl::StrCat("server did not start: ", created.status().ToString());
+  }
+  std::unique_ptr<PosencServer> server = std::move(*created);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", server->port()),
+                                grpc::InsecureChannelCredentials(), args);
+  // What a posenc client sends with each call (when it has a spec).
+  const std::string key = req.parsed ? RoutingKey(req.proto) : "";
+  const uint64_t seed = Fnv1a(data, size);
+
+  const Reply a = Call(channel.get(), method, data, size, key);
+  if (std::string e = CheckReply(method, req, a, key, options, seed);
+      !e.empty()) {
+    return absl::StrCat("call 1: ", CodeName(a.code), ": ", e);
+  }
+  if (std::string e = WaitIdle(*server); !e.empty()) return "call 1: " + e;
+
+  const Reply b = Call(channel.get(), method, data, size, key);
+  if (b.code != a.code || b.cancelled_by_client != a.cancelled_by_client) {
+    return absl::StrCat("call 2 ended ", CodeName(b.code), " (", b.message,
+                        "), call 1 ", CodeName(a.code), " (", a.message, ")");
+  }
+  if (b.messages != a.messages) {
+    size_t k = 0;
+    while (k < a.messages.size() && k < b.messages.size() &&
+           a.messages[k] == b.messages[k]) {
+      ++k;
+    }
+    return absl::StrCat("call 2's messages differ from call 1's at message ", k,
+                        " (", b.messages.size(), " vs ", a.messages.size(),
+                        " messages)");
+  }
+  if (std::string e = WaitIdle(*server); !e.empty()) return "call 2: " + e;
+
+  // The server counted both calls, by outcome.
+  v1::GetStatsResponse stats;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kCallDeadline));
+    grpc::Status s = v1::PositionalEncoding::NewStub(channel)->GetStats(
+        &context, v1::GetStatsRequest(), &stats);
+    if (!s.ok()) return "GetStats failed: " + s.error_message();
+  }
+  const v1::MethodStats& m = stats.methods(static_cast<int>(method));
+  if (m.ok() + m.errors() != 2 ||
+      (!a.cancelled_by_client &&
+       m.ok() != (a.code == grpc::StatusCode::OK ? 2u : 0u))) {
+    return absl::StrCat("GetStats counts ", m.ok(), " ok and ", m.errors(),
+                        " errors for two calls ending ", CodeName(a.code));
+  }
+  if (stats.cache().resident_bytes() > stats.cache().budget_bytes()) {
+    return absl::StrCat("cache holds ", stats.cache().resident_bytes(),
+                        " bytes over its budget");
+  }
+  channel.reset();
+  server.reset();
+  const BufferReserve::Stats reserve = WarmReserve().GetStats();
+  if (reserve.held_bytes != 0) {
+    return absl::StrCat("warm reserve holds ", reserve.held_bytes,
+                        " bytes with a bound of 0");
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* FuzzMethodName(FuzzMethod method) {
+  static constexpr const char* kNames[kFuzzMethodCount] = {
+      "get_table", "stream_rows", "stream_batches", "get_rows"};
+  return kNames[static_cast<int>(method)];
+}
+
+ServerOptions HarnessServerOptions() {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  // The real limits on requests (ServerOptions' defaults): d up to 65536,
+  // max_len up to 2^24, 65536 positions per GetRows.
+  // Small budgets: an answer of at most 4 MiB; a stream holds up to three
+  // chunks of >= 256 KiB or one message (so a stream of 4 MiB messages is
+  // refused by --max_inflight_bytes); a table over 8 MiB is never cached,
+  // so a stream over it computes its rows in chunks. (The compute queue
+  // refuses only behind queued work, which one call at a time never has.)
+  options.max_message_bytes = uint64_t{4} << 20;
+  options.max_inflight_bytes = uint64_t{10} << 20;
+  options.max_queued_compute_bytes = uint64_t{8} << 20;
+  options.cache_bytes = uint64_t{8} << 20;
+  // One computation per connection: a slot that is not given back makes
+  // the second call RESOURCE_EXHAUSTED, which the harness reports.
+  options.max_misses_per_connection = 1;
+  options.threads = 2;
+  // Process-wide; 0 keeps nothing across inputs.
+  options.warm_reserve_bytes = 0;
+  options.failure_log_lines_per_second = 0;
+  options.lame_duck_seconds = 0;
+  options.grace_seconds = 5;
+  return options;
+}
+
+void InitHarness() {
+  static const bool initialised = [] {
+    grpc_init();  // never shut down: one gRPC for the life of the process
+    return true;
+  }();
+  (void)initialised;
+}
+
+std::string RunInput(FuzzMethod method, const uint8_t* data, size_t size) {
+  InitHarness();
+  ++counters.inputs;
+  const Request req = ReadRequest(method, data, size, HarnessServerOptions());
+  std::string failure = RunChecked(method, data, size, req);
+  if (failure.empty()) return "";
+  return absl::StrCat("posenc fuzz (", FuzzMethodName(method), "): ", failure,
+                      "\n  ", Describe(req, data, size));
+}
+
+const HarnessCounters& Counters() { return counters; }
+
+std::string CountersLine() {
+  std::string line = absl::StrCat("inputs=", counters.inputs);
+  for (int code = 0; code < 17; ++code) {
+    if (counters.calls_by_code[code] == 0) continue;
+    absl::StrAppend(&line, " ",
+                    absl::AsciiStrToLower(absl::StatusCodeToString(
+                        static_cast<absl::StatusCode>(code))),
+                    "=", counters.calls_by_code[code]);
+  }
+  absl::StrAppend(&line, " streams_cancelled_by_client=",
+                  counters.streams_cancelled_by_client,
+                  " values_checked=", counters.values_checked);
+  return line;
+}
+
+}  // namespace posenc::fuzz

@@ -1,0 +1,81 @@
+// The posenc service fuzz harness: one input is the serialized request of
+// one table method, sent as it is (any bytes, valid or not) to a fresh,
+// real PosencServer on 127.0.0.1 over a real gRPC connection, exactly as a
+// client's call goes: the server's handlers, reactors, CallScope,
+// MissLimiter, byte budgets, compute pool and cache all run.
+//
+// Per input (RunInput):
+//   1. a fresh PosencServer (HarnessServerOptions: the real limits on d,
+//      max_len and rows, small budgets so a big but legal call stays cheap
+//      or is refused) and a fresh channel (its own connection);
+//   2. call A: the input's bytes to the method; the reply is checked:
+//      status code in the documented set, an OK answer only for a request
+//      the harness itself reads as valid, shapes, positions, sizes, the
+//      echoed routing key, and a sample of the values bit for bit against
+//      the independent MPFR references of tests/numerics
+//      (mpfr_reference.h, rope_reference.h; the request is read and the
+//      columns mapped by the harness, not by core/ or server/);
+//   3. the server must go idle (no call, task or inflight byte left);
+//   4. call B: the same bytes again (now a cache hit, or the rows rented
+//      again): same status code and byte-identical messages;
+//   5. idle again; GetStats counts both calls; the server is shut down and
+//      destroyed, and the process-wide warm reserve holds nothing.
+// Streams are read up to kStreamMaxMessages / kStreamMaxBytes, then
+// cancelled by the client (the cancellation path), so a legal stream of
+// 2^24 rows costs what its first few MiB cost.
+//
+// State: nothing of posenc's survives an input except process-wide
+// settings every server would set the same way (the failure-log rate and
+// the warm reserve's bound 0, so it never holds a buffer), gRPC's library
+// globals (kept initialised by InitHarness), MPFR's per-thread constant
+// caches and core's constant tables (sincos_double_double.cc's Taylor
+// tables, built once from constants). None depends on an input, so a
+// failure reproduces from its input alone in a fresh process.
+//
+// Not thread-safe: one input at a time (the references change MPFR's
+// exponent range of the calling thread).
+#ifndef POSENC_FUZZ_SERVICE_HARNESS_H_
+#define POSENC_FUZZ_SERVICE_HARNESS_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "server/server_options.h"
+
+namespace posenc::fuzz {
+
+enum class FuzzMethod { kGetTable = 0, kStreamRows, kStreamBatches, kGetRows };
+inline constexpr int kFuzzMethodCount = 4;
+
+// "get_table", "stream_rows", "stream_batches", "get_rows": the fuzz target
+// and the corpus directory fuzz/corpus/<name>/.
+const char* FuzzMethodName(FuzzMethod method);
+
+// The server each input gets: the real server's request limits (d up to
+// 65536, max_len up to 2^24, 65536 rows per GetRows) with small budgets.
+ServerOptions HarnessServerOptions();
+
+// Keeps gRPC initialised for the life of the process (a gRPC shutdown and
+// re-init between inputs would cost more than the input). Idempotent.
+void InitHarness();
+
+// Runs one input (see above). Returns "" when every check passed, else what
+// failed, with the request and the values involved.
+std::string RunInput(FuzzMethod method, const uint8_t* data, size_t size);
+
+// What the harness did, for the end-of-run summary.
+struct HarnessCounters {
+  uint64_t inputs = 0;
+  std::array<uint64_t, 17> calls_by_code{};  // gRPC status code 0..16
+  uint64_t streams_cancelled_by_client = 0;
+  uint64_t values_checked = 0;  // elements compared with the MPFR reference
+};
+const HarnessCounters& Counters();
+// One line: "inputs=... ok=... invalid_argument=... values_checked=...".
+std::string CountersLine();
+
+}  // namespace posenc::fuzz
+
+#endif  // POSENC_FUZZ_SERVICE_HARNESS_H_
