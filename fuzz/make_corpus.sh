@@ -1,14 +1,46 @@
 #!/usr/bin/env bash
-# Regenerates the committed seed corpus fuzz/corpus/<target>/ from text-format
-# requests with protoc --encode. Run from anywhere; needs protoc.
+# Regenerates the hand-written seeds of fuzz/corpus/<target>/ from text-format
+# requests with protoc --encode (every seed named here is rewritten byte for
+# byte). Run from anywhere; needs protoc.
+#
+# The corpus also holds seeds the fuzzers found (named by their SHA-1, added
+# by fuzz/long.sh's merge); those are kept as found, since their bytes are
+# the point (a malformed request is not text-format). --check compares
+# instead of writing: exit 1 if a named seed differs from what is committed.
+#
+# The harness (fuzz/service_harness.h) runs each seed against a server with
+# the real request limits (d <= 65536, max_len <= 2^24) and a 4 MiB answer
+# limit, so the seeds below reach those limits.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 proto_dir="$here/../proto"
+check=0
+[[ "${1:-}" == "--check" ]] && check=1
+status=0
+
 encode() {  # target name message text
+  local out="$here/corpus/$1/$2"
   mkdir -p "$here/corpus/$1"
+  if ((check)); then
+    if ! printf '%s' "$4" | protoc --proto_path="$proto_dir" \
+        --encode="posenc.v1.$3" posenc/v1/posenc.proto | cmp -s - "$out"; then
+      echo "make_corpus: $1/$2 differs from its definition" >&2
+      status=1
+    fi
+    return
+  fi
   printf '%s' "$4" | protoc --proto_path="$proto_dir" \
-    --encode="posenc.v1.$3" posenc/v1/posenc.proto >"$here/corpus/$1/$2"
+    --encode="posenc.v1.$3" posenc/v1/posenc.proto >"$out"
 }
+# One spec as every method's request: GetTable as it is, StreamRows rows
+# 1..9, StreamBatches 5 rows a message, GetRows positions 0, 3 and 7.
+every_method() {  # name spec
+  encode get_table "$1" GetTableRequest "$2"
+  encode stream_rows "$1" StreamRowsRequest "$2 start: 1 end: 9"
+  encode stream_batches "$1" StreamBatchesRequest "$2 rows_per_batch: 5"
+  encode get_rows "$1" GetRowsRequest "$2 positions: [0, 3, 7]"
+}
+
 spec='spec { d: 4 max_len: 4 }'
 encode get_table worked_example GetTableRequest "$spec"
 encode get_table float64_concat GetTableRequest 'spec { d: 16 max_len: 32 dtype: DTYPE_FLOAT64 layout: LAYOUT_CONCAT_SIN_COS }'
@@ -23,8 +55,39 @@ encode stream_batches too_big StreamBatchesRequest 'spec { d: 64 max_len: 512 dt
 encode get_rows few GetRowsRequest 'spec { d: 4 max_len: 4 } positions: [0, 2, 3, 2]'
 encode get_rows large_table GetRowsRequest 'spec { d: 64 max_len: 512 dtype: DTYPE_FLOAT64 } positions: [511, 0, 256]'
 encode get_rows out_of_range GetRowsRequest 'spec { d: 4 max_len: 4 } positions: [4]'
-# Regression (fuzz_stream_batches found it): an explicit attention factor on
-# a float16 tie (1 + 2^-11) made the exact path at position 0 loop forever.
+
+# RoPE: every scheme, each with another dtype and layout.
+every_method rope_dynamic 'spec { d: 8 max_len: 40 rope { type: ROPE_TYPE_DYNAMIC factor: 2 original_max_position_embeddings: 16 seq_len: 40 } }'
+every_method rope_llama3 'spec { d: 16 base: 500000 max_len: 32 dtype: DTYPE_BFLOAT16 layout: LAYOUT_ROTATE_HALF rope { type: ROPE_TYPE_LLAMA3 factor: 8 original_max_position_embeddings: 32 low_freq_factor: 1 high_freq_factor: 4 } }'
+every_method rope_longrope 'spec { d: 8 max_len: 16 dtype: DTYPE_FLOAT16 layout: LAYOUT_CONCAT_COS_SIN rope { type: ROPE_TYPE_LONGROPE factor: 4 original_max_position_embeddings: 8 seq_len: 16 short_factor: [1, 1.5] long_factor: [2, 4] } partial_rotary_factor: 0.5 }'
+every_method rope_yarn 'spec { d: 16 max_len: 24 dtype: DTYPE_FLOAT64 layout: LAYOUT_INTERLEAVED_PAIRS rope { type: ROPE_TYPE_YARN factor: 4 original_max_position_embeddings: 64 mscale: 1 mscale_all_dim: 0.7 truncate: false } }'
+
+# Regression (c485e66, fuzz_stream_batches in CI): an explicit attention
+# factor on a float16 tie (1 + 2^-11) made the exact path at position 0 loop
+# forever.
 tie='spec { d: 24 max_len: 24 dtype: DTYPE_FLOAT16 layout: LAYOUT_INTERLEAVED_PAIRS rope { type: ROPE_TYPE_YARN factor: 4 original_max_position_embeddings: 65 mscale_all_dim: 0.7 attention_factor: 1.00048828125 } }'
 encode get_table yarn_attention_tie GetTableRequest "$tie"
 encode stream_batches yarn_attention_tie StreamBatchesRequest "$tie rows_per_batch: 5"
+
+# At the server's limits: d = 65536, max_len = 2^24, every dtype and layout.
+# A few rows of such a table are computed alone (never the whole table).
+big='d: 65536 max_len: 16777216'
+encode get_rows limit_float64 GetRowsRequest "spec { $big dtype: DTYPE_FLOAT64 } positions: [16777215, 0, 8388608]"
+encode get_rows limit_float16_rotate_half GetRowsRequest "spec { $big dtype: DTYPE_FLOAT16 layout: LAYOUT_ROTATE_HALF } positions: [16777215]"
+encode get_rows limit_bfloat16_t2t GetRowsRequest "spec { $big dtype: DTYPE_BFLOAT16 layout: LAYOUT_CONCAT_SIN_COS frequency: FREQUENCY_T2T base: 1e+30 } positions: [16777214, 1]"
+encode get_rows limit_yarn GetRowsRequest "spec { $big base: 1000000 layout: LAYOUT_INTERLEAVED_PAIRS rope { type: ROPE_TYPE_YARN factor: 64 original_max_position_embeddings: 4096 beta_fast: 16 } } positions: [16777215, 1000]"
+encode get_rows limit_llama3_prf GetRowsRequest "spec { d: 65536 max_len: 16777216 base: 500000 dtype: DTYPE_FLOAT16 layout: LAYOUT_ROTATE_HALF partial_rotary_factor: 0.25 rope { type: ROPE_TYPE_LLAMA3 factor: 32 original_max_position_embeddings: 8192 low_freq_factor: 1 high_freq_factor: 4 } } positions: [16777215]"
+encode get_rows too_many_rows GetRowsRequest "spec { $big } positions: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]"
+encode stream_rows limit_tail StreamRowsRequest "spec { $big dtype: DTYPE_FLOAT64 layout: LAYOUT_CONCAT_COS_SIN } start: 16777200"
+encode stream_rows limit_d2 StreamRowsRequest 'spec { d: 2 max_len: 16777216 dtype: DTYPE_FLOAT16 }'
+encode stream_batches limit_tail StreamBatchesRequest "spec { $big dtype: DTYPE_BFLOAT16 layout: LAYOUT_INTERLEAVED_PAIRS } start: 16777000"
+# LongRoPE's lists hold d/2 = 128 divisors each; seq_len > M picks long.
+short=$(seq -s ', ' 1 128 | sed 's/[0-9]\+/1/g')
+long=$(seq -s ', ' 2 129)
+encode stream_batches limit_longrope StreamBatchesRequest "spec { d: 256 max_len: 16777216 layout: LAYOUT_ROTATE_HALF rope { type: ROPE_TYPE_LONGROPE original_max_position_embeddings: 4096 seq_len: 131072 short_factor: [$short] long_factor: [$long] } } start: 131000 end: 131100"
+# A whole 4 MiB table (the answer limit), then one row more.
+encode get_table at_message_limit GetTableRequest 'spec { d: 1024 max_len: 1024 }'
+encode get_table over_message_limit GetTableRequest 'spec { d: 1024 max_len: 1025 }'
+# 4 MiB messages: three chunks in flight exceed --max_inflight_bytes.
+encode stream_batches over_inflight StreamBatchesRequest 'spec { d: 1024 max_len: 100000 } rows_per_batch: 1024'
+exit "$status"
