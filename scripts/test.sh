@@ -2,6 +2,8 @@
 # Installs what is missing (Debian packages, and posenc's patched gRPC built
 # from Debian's source by scripts/build-grpc.sh), builds posenc and runs every
 # test suite:
+#   0. repository hygiene: no tracked log, no stray empty file
+#      (scripts/check-repo.sh);
 #   1. the Release build and its ctest run (unit, integration, numerics,
 #      interop, replica, affinity (3 replicas behind HAProxy), hardening with
 #      a short soak, deploy, bench configs);
@@ -70,6 +72,8 @@ build() {
   cmake --preset "$1" >/dev/null && cmake --build --preset "$1"
 }
 phase() { echo; echo "== $1 ($(date -u +%H:%M:%S), ${SECONDS}s so far)"; }
+
+run_step "repository hygiene" scripts/check-repo.sh
 
 phase "release build and tests"
 if build release; then
