@@ -17,7 +17,8 @@ responses by the DATA bytes delivered (bench/h2load_run.py: h2load counts a
 response cut short as succeeded), and the bytes missing through the proxy
 are reported. Reports req/s and
 the median of the per-round ratios proxy/direct with a 95% confidence
-interval of that median (median_ci; the verdict is on the interval); every
+interval of that median (bench/noise.py: the verdict is on the interval,
+the rule of every benchmark; exit status 1 when a target is MISSED); every
 run is checked against the replica's own OK counter. Each round also runs
 the same load through an L4 relay (bench/l4_relay.cfg: HAProxy in TCP mode
 splicing bytes to the same replica, no HTTP/2 parsed): the floor for any
@@ -31,7 +32,6 @@ Every run is bounded by a count and a timeout. Usage: see bench/affinity.sh.
 """
 
 import argparse
-import math
 import os
 import random
 import re
@@ -45,47 +45,29 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "affinity"))
 from h2load_run import run_h2load  # noqa: E402 (bench/, beside this file)
+import noise  # noqa: E402 (bench/noise.py: median, 95% CI, verdict)
+
+MISSED = []  # names of the targets MISSED (the exit status)
 
 
-def ratio_line(name, value, target, noise):
-    if value >= target + noise:
-        verdict = "met"
-    elif value >= target - noise:
-        verdict = "within noise"
-    else:
-        verdict = "missed"
-    return (f"{name}: {value:.3f} (target >= {target}, noise +-{noise:.2f}: "
+def ratio_line(name, value, target, band):
+    """The hit ratio: one count over thousands of calls, not rounds, so its
+    interval is a fixed band of +-`band` around it; the verdict is the rule
+    of every benchmark (noise.interval_verdict)."""
+    verdict = noise.interval_verdict(value - band, value + band, target)
+    if verdict == noise.MISSED:
+        MISSED.append(name)
+    return (f"{name}: {value:.3f} (target >= {target}, band +-{band:.2f}: "
             f"{verdict})")
 
 
-def median_ci(values):
-    """Distribution-free ~95% confidence interval of the median: the order
-    statistics x(k) and x(n+1-k) with the largest k such that
-    P(Binomial(n, 1/2) < k) <= 2.5% (2nd and 8th of 9 rounds); the whole
-    range below 6 rounds. It narrows as rounds are added, where the range of
-    the rounds only widens (one preempted round would decide the verdict)."""
-    v = sorted(values)
-    n, k, below = len(v), 1, 0.0
-    for j in range(n - 1):
-        below += math.comb(n, j) / 2 ** n  # P(B <= j)
-        if below > 0.025:
-            break
-        k = j + 1
-    return v[k - 1], v[n - k]
-
-
-def ci_line(name, values, target):
-    """Verdict on the median's interval: "met" only if all of it clears the
-    target, "within noise" if it contains the target."""
-    lo, hi = median_ci(values)
-    if lo >= target:
-        verdict = "met"
-    elif hi >= target:
-        verdict = "within noise"
-    else:
-        verdict = "missed"
-    return (f"{name}: {statistics.median(values):.3f} (95% CI of the median "
-            f"{lo:.3f}..{hi:.3f}; target >= {target}: {verdict})")
+def ci_line(name, values, target, case):
+    """The median of the rounds, its 95% CI and the verdict on it
+    (bench/noise.py, the rule of every benchmark)."""
+    r = noise.verdict(values, target)
+    if r.missed:
+        MISSED.append(f"{case}: {name}")
+    return r.line(name)
 
 
 def hit_ratio_run(args, tmp, balance, posenc, at):
@@ -370,18 +352,18 @@ def main():
                          f"proxy {cut:.1f} of {calls} responses' bytes "
                          f"missing, {errored:.0f} streams errored"))
                 if target is not None:
-                    print("  " + ci_line("proxy/direct", ratios, target))
+                    print("  " + ci_line("proxy/direct", ratios, target,
+                                         name))
                 else:
-                    lo, hi = median_ci(ratios)
-                    print(f"  proxy/direct: {statistics.median(ratios):.3f} "
-                          f"(95% CI of the median {lo:.3f}..{hi:.3f}; no "
-                          "target)")
-                lo, hi = median_ci(relay_ratios)
-                print(f"  floor for any proxy, L4 splice relay/direct: "
-                      f"{statistics.median(relay_ratios):.3f} (95% CI of the "
-                      f"median {lo:.3f}..{hi:.3f}), relay {rl:.0f} req/s; "
-                      f"proxy/relay "
+                    print("  " + noise.ci_line("proxy/direct", ratios))
+                print("  " + noise.ci_line(
+                    "floor for any proxy, L4 splice relay/direct",
+                    relay_ratios) + f", relay {rl:.0f} req/s; proxy/relay "
                       f"{statistics.median(p / r for p, r in zip(ratios, relay_ratios)):.3f}")
+    if MISSED:
+        print(f"affinity_bench: target(s) MISSED: {'; '.join(MISSED)}",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -23,7 +23,9 @@
 //     512 MiB cache: the later ones are streamed without being cached.)
 // Each ratio is reported as the median over rounds with a distribution-free
 // 95% confidence interval of that median (see MedianCi): "met" only when the
-// whole interval meets the target, "within noise" when it contains it.
+// whole interval meets the target, "within noise" when it contains it
+// (IntervalVerdict, the rule of every benchmark). Exits 1 when a target is
+// MISSED.
 // Usage: cold_path --target=127.0.0.1:50051 [--rounds=25] [--d=512]
 //        [--max_len=8192] [--stream_max_len=65536]
 //        [--steady_target=127.0.0.1:50052]
@@ -58,16 +60,11 @@ double Seconds(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-using posenc::bench::MedianCi;  // bench/median_ci.h
+using posenc::bench::IntervalVerdict;  // bench/median_ci.h
+using posenc::bench::MedianCi;
 
-// "met" when the whole interval meets the target, "MISSED" when none of it
-// does, and "within noise" when the target lies inside it.
-const char* Verdict(std::pair<double, double> ci, double target, bool at_most) {
-  const auto [lo, hi] = ci;
-  if (at_most ? hi <= target : lo >= target) return "met";
-  if (at_most ? lo > target : hi < target) return "MISSED";
-  return "within noise";
-}
+// Targets MISSED so far (the exit status).
+int g_missed = 0;
 
 std::pair<double, double> Spread(const std::vector<double>& v) {
   auto [lo, hi] = std::minmax_element(v.begin(), v.end());
@@ -88,12 +85,15 @@ std::string Summary(const std::vector<double>& ratios, double target,
                     bool at_most) {
   const auto ci = MedianCi(ratios);
   const auto [lo, hi] = Spread(ratios);
+  const char* verdict =
+      IntervalVerdict(ci, target, /*higher_is_better=*/!at_most);
+  if (posenc::bench::Missed(verdict)) ++g_missed;
   char out[200];
   std::snprintf(out, sizeof(out),
                 "%.2f (95%% CI of the median %.2f..%.2f; rounds %.2f..%.2f; "
                 "target %s %.1f: %s)",
                 Median(ratios), ci.first, ci.second, lo, hi,
-                at_most ? "<=" : ">=", target, Verdict(ci, target, at_most));
+                at_most ? "<=" : ">=", target, verdict);
   return out;
 }
 
@@ -308,5 +308,9 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_stream_max_len) * d * 4 / 1048576.0, rounds,
       Median(stream_cold), Median(stream_hot),
       Summary(stream_ratio, 0.8, /*at_most=*/false).c_str());
+  if (g_missed > 0) {
+    std::fprintf(stderr, "cold_path: %d target(s) MISSED\n", g_missed);
+    return 1;
+  }
   return 0;
 }

@@ -5,21 +5,26 @@
 # (gRPC framing over h2c), alternating posenc and floor run by run for
 # ROUNDS rounds, checks every run against the servers' own OK counters, and
 # prints one table: posenc's number, the floor's, and their ratio (median of
-# the per-round ratios). See docs/load-testing.md.
+# the per-round ratios, with its 95% confidence interval and the verdict).
+# See docs/load-testing.md.
 #
-# Usage: bench/load.sh [ROUNDS]        (default 5; ~2-3 minutes)
+# Usage: bench/load.sh [ROUNDS]        (default 9; ~5 minutes)
 # Env:   BUILD=/path/to/build (default <repo>/build)
 #        POSENC_PORT=50161 FLOOR_PORT=50162   THREADS=2
 #        KEEP=1 keeps the work directory (h2load outputs, server logs).
 # Needs: h2load (Debian nghttp2-client), protoc, build/server/posenc_server,
 #        build/client/posenc, build/bench/floor_server.
-# Exit status: 0 when every run succeeded and was confirmed by the server's
-# counters (targets missed are reported, not failed); 1 otherwise.
+# Verdicts: bench/noise.py (the rule of every benchmark) on the per-round
+# ratios: 9 rounds by default, the fewest whose 95% interval of the median
+# leaves out the best and the worst round (below 6 rounds it is the whole
+# range, and covers the median with less than 95%).
+# Exit status: 0 when every run succeeded, was confirmed by the server's
+# counters, and no target was MISSED; 1 otherwise.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
-ROUNDS=${1:-${ROUNDS:-5}}
+ROUNDS=${1:-${ROUNDS:-9}}
 PPORT=${POSENC_PORT:-50161}
 FPORT=${FLOOR_PORT:-50162}
 THREADS=${THREADS:-2}
@@ -232,34 +237,84 @@ for R in $(seq "$ROUNDS"); do
 done
 ELAPSED=$(( $(date +%s) - START ))
 
+# ---- the verdicts: bench/noise.py, the rule of every benchmark ----
+# Each case's per-round ratios posenc / floor (floor / posenc for CPU per
+# call, where less is better): their median, the 95% confidence interval of
+# that median, and against a target "met" (the whole interval meets it),
+# "within noise" (the target lies inside it) or "MISSED".
+NOISE=(python3 "$ROOT/bench/noise.py")
+CASES="rows rows_rps table batches srows cold batches_hot srows_hot"
+declare -A TARGET=([rows]=0.85 [table]=0.85 [batches]=0.90 [srows]=0.80)
+declare -A SHORT=([rows]="1 GetRows 1 row" [table]="2 GetTable 4 MiB hit"
+  [batches]="3 StreamBatches 128 MiB hit" [srows]="4 StreamRows hit")
+# ratios CASE: the per-round ratios, one line.
+ratios() {
+  awk -v k="$1" -v rounds="$ROUNDS" '
+    { v[$2, $3, $1] = $4 }
+    END {
+      # The "hot" rows compare the same posenc runs with a floor that
+      # resends one cached message.
+      pk = (k == "batches_hot") ? "batches" : (k == "srows_hot") ? "srows" : k
+      for (r = 1; r <= rounds; r++) {
+        p = v[pk, "posenc", r]; f = v[k, "floor", r]
+        if (k == "rows_rps") { a = f; f = p; p = a }
+        printf "%s%s", (r > 1 ? " " : ""), (f > 0) ? sprintf("%.6g", p / f) : "nan"
+      }
+      print ""
+    }' "$RESULTS"
+}
+MISSED=0
+VERDICTS=""
+ROUND_RATIOS=""
+: > "$WORK/ci.txt"  # case median lo hi verdict (one word)
+for k in $CASES; do
+  rs=$(ratios "$k")
+  ROUND_RATIOS+="  $k: $rs"$'\n'
+  # shellcheck disable=SC2086  # $rs: one sample per word
+  ci=$("${NOISE[@]}" ci $rs) || { fail "case $k: no ratio in some round ($rs)"; continue; }
+  word="(info)"
+  if [[ -n ${TARGET[$k]:-} ]]; then
+    rc=0
+    # shellcheck disable=SC2086
+    line=$("${NOISE[@]}" verdict --target "${TARGET[$k]}" --higher-is-better \
+      --name "case ${SHORT[$k]}, posenc / floor" $rs) || rc=$?
+    case $rc in
+      0) ;;
+      1) MISSED=$((MISSED + 1)) ;;
+      *) fail "noise.py verdict for case $k ($rs)"; continue ;;
+    esac
+    VERDICTS+="  $line"$'\n'
+    word=">=${TARGET[$k]} $(sed -E 's/.*: ([^:]*)\)$/\1/; s/ /-/g' <<<"$line")"
+  fi
+  echo "$k $ci $word" >> "$WORK/ci.txt"
+done
+
 # ---- the table ----
 awk -v rounds="$ROUNDS" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" -v secs="$ELAPSED" '
   function median(arr, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = arr[i]; for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j + 1] = arr[j]; arr[j + 1] = t }
     return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
   }
+  FNR == NR { mr[$1] = $2; lo[$1] = $3; hi[$1] = $4; t[$1] = $5 " " $6; next }  # ci.txt
   { v[$2, $3, $1] = $4; p50[$2, $3, $1] = $5; p99[$2, $3, $1] = $6; cpu[$2, $3, $1] = $7 }
   END {
     n = split("rows rows_rps table batches srows cold batches_hot srows_hot", cases, " ")
-    # The "hot" rows compare the same posenc runs with a floor that resends
-    # one cached message.
     same["batches_hot"] = "batches"; same["srows_hot"] = "srows"
-    name["rows"] = "1 GetRows 1 row d=512 (2 KiB), c=64"; unit["rows"] = "req/s"; target["rows"] = 0.85
-    name["rows_rps"] = "1r case 1 at fixed 16k/s: CPU per call"; unit["rows_rps"] = "cpu-us"; target["rows_rps"] = 0
-    name["table"] = "2 GetTable d=512 len=2048 (4 MiB) hit"; unit["table"] = "MB/s"; target["table"] = 0.85
-    name["batches"] = "3 StreamBatches len=65536 (128 MiB) hit"; unit["batches"] = "MB/s"; target["batches"] = 0.90
-    name["srows"] = "4 StreamRows len=65536 (2 KiB msgs) hit"; unit["srows"] = "msg/s"; target["srows"] = 0.80
-    name["cold"] = "5 GetTable 32 MiB cold miss (new base)"; unit["cold"] = "MB/s"; target["cold"] = 0
-    name["batches_hot"] = "3h case 3 vs floor resending 1 hot msg"; unit["batches_hot"] = "MB/s"; target["batches_hot"] = 0
-    name["srows_hot"] = "4h case 4 vs floor resending 1 hot msg"; unit["srows_hot"] = "msg/s"; target["srows_hot"] = 0
-    printf "\n%-42s %-6s %10s %10s %7s %-19s %-21s %6s %s\n", "case (median of " rounds " rounds)", "unit", "posenc", "floor", "ratio", "target", "per-round ratios", "best", "cpu ratio"
+    name["rows"] = "1 GetRows 1 row d=512 (2 KiB), c=64"; unit["rows"] = "req/s"
+    name["rows_rps"] = "1r case 1 at fixed 16k/s: CPU per call"; unit["rows_rps"] = "cpu-us"
+    name["table"] = "2 GetTable d=512 len=2048 (4 MiB) hit"; unit["table"] = "MB/s"
+    name["batches"] = "3 StreamBatches len=65536 (128 MiB) hit"; unit["batches"] = "MB/s"
+    name["srows"] = "4 StreamRows len=65536 (2 KiB msgs) hit"; unit["srows"] = "msg/s"
+    name["cold"] = "5 GetTable 32 MiB cold miss (new base)"; unit["cold"] = "MB/s"
+    name["batches_hot"] = "3h case 3 vs floor resending 1 hot msg"; unit["batches_hot"] = "MB/s"
+    name["srows_hot"] = "4h case 4 vs floor resending 1 hot msg"; unit["srows_hot"] = "msg/s"
+    printf "\n%-42s %-6s %10s %10s %7s %-13s %-19s %6s %s\n", "case (median of " rounds " rounds)", "unit", "posenc", "floor", "ratio", "95% CI", "target", "best", "cpu ratio"
     for (c = 1; c <= n; c++) {
-      k = cases[c]; rs = ""; pk = (k in same) ? same[k] : k
+      k = cases[c]; pk = (k in same) ? same[k] : k
+      if (!(k in mr)) continue
       for (r = 1; r <= rounds; r++) {
         pp[r] = v[pk, "posenc", r]; ff[r] = v[k, "floor", r]
-        rr[r] = (k == "rows_rps") ? ff[r] / pp[r] : pp[r] / ff[r]  # CPU: less is better
         cr[r] = cpu[pk, "posenc", r] > 0 ? cpu[k, "floor", r] / cpu[pk, "posenc", r] : 0
-        rs = rs sprintf("%s%.3f", (r > 1 ? " " : ""), rr[r])
       }
       bp = pp[1]; bf = ff[1]
       for (r = 2; r <= rounds; r++) {
@@ -267,26 +322,33 @@ awk -v rounds="$ROUNDS" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" -v secs="$ELA
         else { if (pp[r] > bp) bp = pp[r]; if (ff[r] > bf) bf = ff[r] }
       }
       best = (k == "rows_rps") ? bf / bp : bp / bf
-      mp = median(pp, rounds); mf = median(ff, rounds); mr = median(rr, rounds); mc = median(cr, rounds)
-      # The noise band is the spread of the per-round ratios: a target inside
-      # it is "within noise", never "met".
-      lo = rr[1]; hi = rr[1]
-      for (r = 2; r <= rounds; r++) { if (rr[r] < lo) lo = rr[r]; if (rr[r] > hi) hi = rr[r] }
-      verdict = lo >= target[k] ? "met" : (hi < target[k] ? "MISSED" : "within-noise")
-      t = target[k] ? sprintf(">=%.2f %s", target[k], verdict) : "(info)"
-      printf "%-42s %-6s %10.*f %10.*f %7.3f %-19s %-21s %6.3f %.3f\n", name[k], unit[k], (k == "rows_rps") ? 1 : 0, mp, (k == "rows_rps") ? 1 : 0, mf, mr, t, rs, best, mc
+      mp = median(pp, rounds); mf = median(ff, rounds); mc = median(cr, rounds)
+      printf "%-42s %-6s %10.*f %10.*f %7.3f %-13s %-19s %6.3f %.3f\n", name[k], unit[k], (k == "rows_rps") ? 1 : 0, mp, (k == "rows_rps") ? 1 : 0, mf, mr[k], sprintf("%.3f..%.3f", lo[k], hi[k]), t[k], best, mc
     }
     for (s = 1; s <= 2; s++) {
       srv = (s == 1) ? "posenc" : "floor"
       for (r = 1; r <= rounds; r++) { a[r] = p50["rows", srv, r]; b[r] = p99["rows", srv, r] }
       printf "case 1 latency %-6s p50 %s ms  p99 %s ms (median of rounds)\n", srv, median(a, rounds), median(b, rounds)
     }
+    printf "ratio = median of the per-round ratios; 95%% CI = its distribution-free confidence interval (bench/noise.py)\n"
     printf "best = best posenc round / best floor round (other load only slows a run down)\n"
     printf "cpu ratio = floor server CPU time / posenc server CPU time for the same work (user+sys, /proc/PID/stat; median of rounds); less sensitive to other load than wall-clock ratios\n"
     printf "load average after: %s; measuring took %ss\n", load, secs
-  }' "$RESULTS"
+  }' "$WORK/ci.txt" "$RESULTS"
+echo
+echo "verdicts (bench/noise.py: met = the whole 95% CI of the median meets the target, within noise = the target lies inside it):"
+printf '%s' "$VERDICTS"
+echo "per-round ratios:"
+printf '%s' "$ROUND_RATIOS"
+STATUS=0
 if (( FAILURES > 0 )); then
   echo "load.sh: $FAILURES check(s) FAILED (see above)" >&2
-  exit 1
+  STATUS=1
+else
+  echo "every run: h2load succeeded == server OK counter delta; hits computed nothing, each cold miss computed once"
 fi
-echo "every run: h2load succeeded == server OK counter delta; hits computed nothing, each cold miss computed once"
+if (( MISSED > 0 )); then
+  echo "load.sh: $MISSED target(s) MISSED" >&2
+  STATUS=1
+fi
+exit $STATUS

@@ -21,7 +21,11 @@ flags; direct runs always use the default replica.
 Usage (from the repo root; needs the Python stubs, see bench/affinity.sh):
   bench/proxy_ab.py deploy/haproxy/haproxy.cfg deploy/nginx/posenc.conf \\
       [--method GetTable|GetRows] [--max-len L] [-n N -c C -m M] [--rounds R] \\
-      [--h2load-extra "-f 65536"]
+      [--h2load-extra "-f 65536"] [--target 0.7]
+
+Each proxy's proxy/direct ratio is the median of the rounds with its 95%
+confidence interval (bench/noise.py, the rule of every benchmark); with
+--target, the verdict on that interval, and exit status 1 when MISSED.
 """
 
 import argparse
@@ -30,13 +34,13 @@ import re
 import resource
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 from h2load_run import run_h2load  # bench/, beside this file
+import noise  # bench/noise.py: median, 95% CI of the median, verdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -84,7 +88,12 @@ def main():
                    "(default 2 GetTable, 4 GetRows, as bench/affinity.sh)")
     p.add_argument("-m", type=int, default=None, help="streams per "
                    "connection (default 2 GetTable, 16 GetRows)")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=9,
+                   help="rounds (default 9: the fewest whose 95%% interval "
+                   "of the median leaves out the best and the worst round)")
+    p.add_argument("--target", type=float, default=None,
+                   help="proxy/direct target: a verdict per proxy "
+                   "(bench/noise.py) and exit status 1 when one is MISSED")
     p.add_argument("--h2load-extra", default="")
     p.add_argument("--pin", action="store_true",
                    help="server and h2load on CPU 0, every proxy on CPU 1: "
@@ -115,6 +124,7 @@ def main():
         f.write(b"\x00" + len(data).to_bytes(4, "big") + data)
 
     procs = []
+    missed = 0  # proxies whose proxy/direct target was MISSED
 
     def start(argv, log, env=None):
         proc = subprocess.Popen(argv, env=env, stdout=open(log, "w"),
@@ -212,8 +222,13 @@ def main():
                          if missing > 1e-6 or run.errored else ""),
                       flush=True)
         for name, rs in ratios.items():
-            print(f"{name}: proxy/direct median {statistics.median(rs):.2f} "
-                  f"(rounds {min(rs):.2f}..{max(rs):.2f})")
+            if a.target is None:
+                print(noise.ci_line(f"{name}: proxy/direct", rs, digits=2)
+                      + f"; rounds {min(rs):.2f}..{max(rs):.2f}")
+                continue
+            v = noise.verdict(rs, a.target)
+            print(v.line(f"{name}: proxy/direct", digits=2))
+            missed += v.missed
         print(f"loadavg after: {open('/proc/loadavg').read().strip()}")
     finally:
         for proc in procs:
@@ -224,6 +239,10 @@ def main():
                 proc.kill()
                 proc.wait()
         subprocess.run(["rm", "-rf", tmp], check=False)
+    if missed:
+        print(f"proxy_ab: {missed} proxy/direct target(s) MISSED",
+              file=sys.stderr)
+        return 1
     return 0
 
 
