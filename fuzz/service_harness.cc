@@ -726,6 +726,14 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
     return absl::StrCat("GetStats counts ", m.ok(), " ok and ", m.errors(),
                         " errors for two calls ending ", CodeName(a.code));
   }
+  // A table over the cache budget is never computed whole: a few rows of
+  // it cost a few rows (a whole 2^24 x 65536 table would be terabytes).
+  if (req.parsed && req.invalid.empty() &&
+      req.spec.table_bytes() > options.cache_bytes &&
+      stats.cache().computations() != 0) {
+    return absl::StrCat("a table of ", req.spec.table_bytes(),
+                        " bytes, over the cache budget, was computed whole");
+  }
   if (stats.cache().resident_bytes() > stats.cache().budget_bytes()) {
     return absl::StrCat("cache holds ", stats.cache().resident_bytes(),
                         " bytes over its budget");
