@@ -7,11 +7,15 @@
 # (-merge=1): the hand-written seeds (fuzz/make_corpus.sh) are kept, the
 # found ones are re-minimized and named by their SHA-1.
 #
-# libFuzzer's fork mode (-fork=1): the inputs run in a child process that
-# is replaced every few minutes, so a finding does not end the campaign
-# (-ignore_crashes/-ignore_timeouts/-ignore_ooms) and a process never grows
-# for millions of inputs (each input's server leaves its threads' MPFR
-# caches behind, see lsan.supp, and ASan keeps metadata per thread).
+# libFuzzer's fork mode (-fork=1, the default): the inputs run in a child
+# process that is replaced every few minutes, so a finding does not end the
+# campaign (-ignore_crashes/-ignore_timeouts/-ignore_ooms) and a process
+# never grows for millions of inputs (each input's server leaves its
+# threads' MPFR caches behind, see lsan.supp, and ASan keeps metadata per
+# thread: ~20-35 KiB per input). Each job first re-runs part of the corpus,
+# which costs much of a short campaign's time (the limit_* seeds take
+# seconds each under ASan): --no-fork runs one process per target instead,
+# stopping at the first finding; for campaigns of up to ~50,000 inputs.
 #
 # Findings (crash-, timeout-, oom-, leak- files) stay in
 # build-fuzz/long/<target>/artifacts/ and are never merged: each must be
@@ -19,8 +23,8 @@
 # Inputs slower than 10 s (slow-unit- files; -timeout is 60 s) are listed
 # apart: not failures, but worth a look.
 #
-# Usage: fuzz/long.sh [--execs N] [--minutes M] [--parallel P] [--no-merge]
-#                     [TARGET...]
+# Usage: fuzz/long.sh [--execs N] [--minutes M] [--parallel P] [--no-fork]
+#                     [--no-merge] [TARGET...]
 #   TARGET: get_table stream_rows stream_batches get_rows (default: all)
 #   --parallel P: P targets at once (default 1), each at nice 10.
 # Prints per target: executions, seconds, cov and ft (libFuzzer's last
@@ -32,6 +36,7 @@ execs=10000000
 minutes=""
 parallel=1
 merge=1
+fork=1
 targets=()
 while (($#)); do
   case "$1" in
@@ -39,6 +44,7 @@ while (($#)); do
     --minutes) minutes="$2"; shift 2 ;;
     --parallel) parallel="$2"; shift 2 ;;
     --no-merge) merge=0; shift ;;
+    --no-fork) fork=0; shift ;;
     get_table|stream_rows|stream_batches|get_rows) targets+=("$1"); shift ;;
     *) echo "long.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -63,10 +69,11 @@ campaign() {  # target
   local time_flag=()
   [[ -n "$minutes" ]] && time_flag=(-max_total_time=$((minutes * 60)))
   local start=$SECONDS rc=0
-  nice -n 10 "build-fuzz/fuzz/fuzz_$t" -fork=1 -ignore_crashes=1 \
-    -ignore_timeouts=1 -ignore_ooms=1 -runs="$execs" "${time_flag[@]}" \
-    "${flags[@]}" -artifact_prefix="$w/artifacts/" "$w/corpus" \
-    "fuzz/corpus/$t" >"$w/fuzz.log" 2>&1 || rc=$?
+  local mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  ((fork)) || mode=(-print_final_stats=1)
+  nice -n 10 "build-fuzz/fuzz/fuzz_$t" "${mode[@]}" -runs="$execs" \
+    "${time_flag[@]}" "${flags[@]}" -artifact_prefix="$w/artifacts/" \
+    "$w/corpus" "fuzz/corpus/$t" >"$w/fuzz.log" 2>&1 || rc=$?
   echo "$((SECONDS - start))" >"$w/seconds"
   echo "$rc" >"$w/rc"
 }
@@ -108,10 +115,16 @@ summary="$long/summary.txt"
     cov ft corpus findings slow
   for t in "${targets[@]}"; do
     w="$long/$t"
-    # The fork-mode parent's last stats line:
-    # "#N: cov: C ft: F corp: K exec/s E oom/timeout/crash: a/b/c time: ..."
-    last=$(grep -aE '^#[0-9]+: cov:' "$w/fuzz.log" | tail -1 || true)
-    n=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
+    # The last stats line: "#N: cov: C ft: F corp: K exec/s ..." (fork
+    # mode's parent) or "#N<TAB>DONE   cov: C ft: F corp: K/..." (one
+    # process, whose executions are its stat::number_of_executed_units).
+    last=$(grep -aE '^#[0-9]+(:|[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)) +cov:' \
+      "$w/fuzz.log" | tail -1 || true)
+    n=$(sed -nE 's/^#([0-9]+).*/\1/p' <<<"$last")
+    if ((!fork)); then
+      n=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' \
+        "$w/fuzz.log" | tail -1)
+    fi
     cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
     ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
     if ((merge)); then merge_into_repo "$t"; fi
