@@ -1,9 +1,17 @@
+// posenc is not published on any host, so this path is not one `go get`
+// can fetch, and does not pretend to be: it names where the code lives
+// (client/go of the posenc repository), and its dotless first element makes
+// Go refuse to look it up anywhere. Use it from a copy of this directory
+// with `replace posenc/client/go => ./path/to/client/go` in your go.mod
+// (module mode), or at $GOPATH/src/posenc/client/go (GOPATH mode): see
+// README.md.
 module posenc/client/go
 
 go 1.19
 
-// The versions Debian 12 ships. Offline builds use GOPATH mode against
-// /usr/share/gocode instead of these (see go.sh and README.md).
+// The versions Debian 12 ships. In this repository the client builds in
+// GOPATH mode against /usr/share/gocode (go.sh); ctest also builds it in
+// module mode from a vendor/ of those packages (go_client_module_mode).
 require (
 	google.golang.org/grpc v1.33.3
 	google.golang.org/protobuf v1.28.1

@@ -5,8 +5,11 @@
 # directory linked into a private GOPATH as its import path posenc/client/go.
 #
 # Usage: client/go/go.sh build|test|vet|run ... [packages]
-#   e.g. client/go/go.sh test posenc/client/go/...
-#        client/go/go.sh build -o /tmp/x posenc/client/go/cmd/posenc-interop
+#   e.g. client/go/go.sh test ./...
+#        client/go/go.sh build -o /tmp/x ./cmd/posenc-interop
+# Packages are relative to this directory (./...) or full import paths
+# (posenc/client/go/cmd/posenc-interop); not posenc/client/go/..., which
+# matches nothing: Go does not follow the link for a pattern.
 # POSENC_GOPATH (default client/go/.gopath) holds the link.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
