@@ -15,7 +15,7 @@
 #                                   ratio (>= 0.5), peak RSS (<= cache +
 #                                   in-flight + 64 MiB), alive afterwards
 #
-# Usage: bench/report.sh [--no-write]      (~10 minutes; needs a Release build:
+# Usage: bench/report.sh [--no-write]      (~15 minutes; needs a Release build:
 #        cmake --preset release && cmake --build --preset release)
 # The working tree should be clean: the report names HEAD, and a figure is a
 # result only at the commit it names. Exit status: non-zero if a tool failed.
@@ -59,7 +59,7 @@ section() {
   echo "<!-- report:begin (written by bench/report.sh; do not edit by hand) -->"
   echo "## Latest report: commit \`$COMMIT\`$DIRTY"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at start $(load). Verdicts: \"met\" only when the target lies outside the noise on the right side, \"within noise\" when it lies inside: the noise is the rounds' spread for load.sh and noisy_neighbor.sh, and the 95% confidence interval of the median for encoding_bench and cold_path."
+  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at start $(load). Verdicts (one rule, bench/noise.py and bench/median_ci.h): \"met\" only when the whole 95% confidence interval of the median meets the target, \"within noise\" when the target lies inside it, \"MISSED\" otherwise (the tool then exits non-zero); encoding_bench's ratios of two medians take the two intervals in quadrature."
 } > "$OUT"
 
 section "Encoding kernel, every dtype (encoding_bench)" \
@@ -92,7 +92,7 @@ wait $SPID $STEADY_SPID 2>/dev/null
 rm -f "$SERVER_LOG"
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
-section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 3
+section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 9
 section "Instructions per cache hit vs the floor (callgrind_hit.sh; repeatable under load)" \
   "$ROOT/bench/callgrind_hit.sh" 20
 section "HTTP/2 attacks, direct (h2_attacks.py; victim ratio >= 0.5, RSS bound, alive)" \
