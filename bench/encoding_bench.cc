@@ -317,7 +317,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 // it did not run. The spread is half the width of a distribution-free ~95%
 // confidence interval of the median, over the median: the order statistics
 // x(k), x(n+1-k) with the largest k such that P(Binomial(n, 1/2) < k) <=
-// 2.5%. Up to 5 repetitions that is the whole range; with 9 it drops the
+// 2.5%. Up to 8 repetitions that is the whole range; with 9 it drops the
 // fastest and the slowest, so one preempted repetition does not set the
 // band (bench/report.sh runs 15, interleaved: x(4)..x(12)).
 struct Measure {
