@@ -83,8 +83,8 @@ self_test() {
 
 DIR=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 self_test || exit 2
-if ! git -C "$DIR" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
-  echo "check-repo.sh: $DIR is not a git work tree: nothing to check" >&2
+if ! err=$(git -C "$DIR" rev-parse --is-inside-work-tree 2>&1 > /dev/null); then
+  echo "check-repo.sh: $DIR is not a git work tree: nothing to check ($err)" >&2
   exit 2
 fi
 found=$(problems "$DIR")
