@@ -4,12 +4,14 @@
 // (fuzz/service_harness.h). A failed check prints what failed (stdout and
 // stderr, so it survives -close_fd_mask=2) and aborts; the crash file alone
 // reproduces it: ./fuzz_get_rows crash-...
+// Mutations: half libFuzzer's own, half structure-aware (request_mutator.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "fuzz/request_mutator.h"
 #include "fuzz/service_harness.h"
 
 #ifndef POSENC_FUZZ_METHOD
@@ -29,6 +31,14 @@ void PrintSummary() {
 }
 
 }  // namespace
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
+                                          size_t max_size, unsigned int seed) {
+  return posenc::fuzz::MutateRequest(kMethod, data, size, max_size, seed,
+                                     &LLVMFuzzerMutate);
+}
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   posenc::fuzz::InitHarness();
