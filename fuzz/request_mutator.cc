@@ -1,5 +1,6 @@
 #include "fuzz/request_mutator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -93,8 +94,13 @@ uint32_t RotaryD(const v1::TableSpec& spec) {
   return spec.d();
 }
 
+// LongRoPE lists longer than this would not fit in an input (-max_len is
+// 4096 bytes by default); d is capped so, not the lists the server sees.
+constexpr uint32_t kMaxListLength = 1024;
+
 void FillList(Rng& rng, google::protobuf::RepeatedField<double>* list,
               uint32_t n, bool is_long) {
+  n = std::min(n, kMaxListLength);
   list->Clear();
   for (uint32_t k = 0; k < n; ++k) {
     list->Add(is_long ? Pick<double>(rng, {1, 2, 4, 1.5, Uniform(rng, 1, 64)})
