@@ -144,12 +144,12 @@ TEST(FrameworkPresets, PosencEqualsFrameworkFormulaInExactArithmetic) {
 // How far float32-computed framework tables are from the exact ones: the
 // PyTorch tutorial (float32 exp(arange * c), float32 product, sinf/cosf),
 // fairseq (same, T2T frequencies) and ggml (expf/logf, cosf/sinf).
-// README.md's table "How far is your framework's own float32 table from the
-// exact one" (max abs error at max_len 8192 and 10^6) and docs/numerics.md's
-// share of values differing: the test asserts both, so they cannot drift.
-// Tolerances: 5% relative on the error (the README rounds to two digits;
-// libm's float sinf/cosf may differ by an ulp between versions), 1
-// percentage point on the share.
+// docs/frameworks.md's table "How far is your framework's own float32 table
+// from the exact one" (max abs error at max_len 8192 and 10^6) and
+// docs/numerics.md's share of values differing: the test asserts both, so
+// they cannot drift. Tolerances: 5% relative on the error
+// (docs/frameworks.md rounds to two digits; libm's float sinf/cosf may
+// differ by an ulp between versions), 1 percentage point on the share.
 constexpr double kReadmeErrorTolerance = 0.05;
 constexpr double kDifferingTolerancePoints = 1.0;
 
@@ -159,8 +159,9 @@ struct Float32Framework {
   Frequency frequency;
   // float32 frequency of pair i, as the framework computes it.
   float (*freq)(uint32_t d, uint32_t i);
-  // Documented figures for max_len 8192 and 10^6: max abs error (README.md)
-  // and percent of values differing from exact (docs/numerics.md).
+  // Documented figures for max_len 8192 and 10^6: max abs error
+  // (docs/frameworks.md) and percent of values differing from exact
+  // (docs/numerics.md).
   double max_err[2];
   double differing_percent[2];
 };
@@ -250,7 +251,7 @@ TEST(FrameworkFloat32Error, D512_ReportsMaxAbsErrorVsExact) {
       EXPECT_NEAR(max_err, fw.max_err[which],
                   kReadmeErrorTolerance * fw.max_err[which])
           << fw.name << " max_len " << max_len
-          << ": README.md's error table is out of date";
+          << ": docs/frameworks.md's error table is out of date";
       EXPECT_NEAR(100.0 * differing / total, fw.differing_percent[which],
                   kDifferingTolerancePoints)
           << fw.name << " max_len " << max_len
@@ -276,7 +277,7 @@ struct HfRopeFloat32 {
   const char* name;
   double base;
   std::shared_ptr<const RopeScaling> rope;
-  // README.md's figures: max abs error vs the exact value, and the percent
+  // docs/rope.md's figures: max abs error vs the exact value, and the percent
   // of float32 values differing from posenc's exact float32 table.
   double max_err;
   double differing_percent;
@@ -447,9 +448,10 @@ TEST(FrameworkRopeFloat32Error, Llama31AndYarnTo128k_ReportsErrorVsExact) {
     RecordProperty(std::string(hf.name) + " max_abs_error",
                    std::to_string(max_err));
     EXPECT_NEAR(max_err, hf.max_err, kReadmeErrorTolerance * hf.max_err)
-        << hf.name << ": README.md's RoPE error table is out of date";
+        << hf.name << ": docs/rope.md's RoPE error table is out of date";
     EXPECT_NEAR(percent, hf.differing_percent, kDifferingTolerancePoints)
-        << hf.name << ": README.md's share of differing values is out of date";
+        << hf.name
+        << ": docs/rope.md's share of differing values is out of date";
   }
   RecordProperty("values_compared_not_mpfr", std::to_string(compared));
   std::printf(
