@@ -10,7 +10,9 @@ clients' READMEs, ...):
     heading in that file (or an HTML `id=`/`name=` in it); after any other
     file only GitHub's line anchors `#L10` and `#L10-L20` are accepted;
   - an external link is checked for syntax only (http or https with a host,
-    or mailto:), never fetched.
+    or mailto:), never fetched;
+  - README.md links every docs/*.md page (its "Read more" index), so no
+    page of depth is left unreachable.
 Links inside code (fenced or indented blocks, `inline code`) are not links
 and are skipped.
 
@@ -217,6 +219,7 @@ def check_repo(root, md_files=None):
         return anchor_cache[rel]
 
     problems, count = [], 0
+    linked_from_readme = set()
     for rel in sorted(md_files):
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             text = f.read()
@@ -254,6 +257,8 @@ def check_repo(root, md_files=None):
                     continue
             else:
                 dest = rel
+            if rel == "README.md":
+                linked_from_readme.add(dest)
             if not fragment:
                 if "#" in target and not path:
                     problems.append(f"{where}: empty anchor")
@@ -267,6 +272,12 @@ def check_repo(root, md_files=None):
                     LINE_ANCHOR.fullmatch(fragment)):
                 problems.append(f"{where}: {target}: anchor '#{fragment}' "
                                 f"can only be checked in a Markdown file")
+    if "README.md" in md_files:
+        for rel in sorted(md_files):
+            if (rel.startswith("docs/") and "/" not in rel[len("docs/"):]
+                    and rel not in linked_from_readme):
+                problems.append(f"README.md: {rel} is not linked from the "
+                                f"README (add it to \"Read more\")")
     return problems, count
 
 
@@ -296,6 +307,7 @@ SELF_TEST_FILES = {
         "[ref]: docs/a.md#section-one\n"
         "[badref]: docs/missing.md\n"),
     "docs/a.md": "# A\n\n## Section one\n\n[ok](../README.md#top)\n",
+    "docs/unlinked.md": "# Not in the README\n",
     "src/x.cc": "int main() {}\n",
     "untracked.md": "# untracked\n",
 }
@@ -311,6 +323,7 @@ SELF_TEST_EXPECTED = [
     "README.md:38: src/x.cc#main: anchor '#main' can only be checked",
     "README.md:38: ../outside.md leaves the repository",
     "README.md:41: docs/missing.md: no such file",
+    "README.md: docs/unlinked.md is not linked from the README",
 ]
 
 
@@ -348,7 +361,7 @@ def main():
     for problem in problems:
         print(f"check_links.py: {problem}", file=sys.stderr)
     if problems:
-        print(f"check_links.py: {len(problems)} broken link(s) of {count}",
+        print(f"check_links.py: {len(problems)} problem(s) in {count} links",
               file=sys.stderr)
         return 1
     print(f"check_links.py: {count} links resolve (self-test: "
