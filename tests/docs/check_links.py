@@ -54,7 +54,7 @@ def strip_code_spans(line):
     out, i = [], 0
     while i < len(line):
         if line[i] == "`":
-            run = len(line) - len(line[i:].lstrip("`"))
+            run = len(line[i:]) - len(line[i:].lstrip("`"))
             ticks = line[i:i + run]
             end = line.find(ticks, i + run)
             # A closing run of exactly the same length ends the span.
@@ -303,7 +303,7 @@ SELF_TEST_FILES = {
         "    [list paragraph, not code](nothere.md)\n\n"
         "[bad](missing.md) [bad](#nowhere) [bad](docs/a.md#nowhere)\n"
         "[bad](#twice-2) [bad](untracked.md) [bad](https://) [bad](ftp://x.y)\n"
-        "[bad](src/x.cc#main) [bad](../outside.md)\n\n"
+        "| `--a` | [bad](c.md) `--b` | [bad](src/x.cc#main) [bad](../outside.md)\n\n"
         "[ref]: docs/a.md#section-one\n"
         "[badref]: docs/missing.md\n"),
     "docs/a.md": "# A\n\n## Section one\n\n[ok](../README.md#top)\n",
@@ -320,6 +320,7 @@ SELF_TEST_EXPECTED = [
     "README.md:37: untracked.md: not tracked by git",
     "README.md:37: malformed external URL: https://",
     "README.md:37: unknown link scheme 'ftp': ftp://x.y",
+    "README.md:38: c.md: no such file",
     "README.md:38: src/x.cc#main: anchor '#main' can only be checked",
     "README.md:38: ../outside.md leaves the repository",
     "README.md:41: docs/missing.md: no such file",
