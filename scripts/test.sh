@@ -6,7 +6,7 @@
 #      (scripts/check-repo.sh);
 #   1. the Release build and its ctest run (unit, integration, numerics,
 #      interop, replica, affinity (3 replicas behind HAProxy), hardening with
-#      a short soak, deploy, bench configs);
+#      a short soak, deploy, bench configs, docs links);
 #   2. the Docker tests (ctest label `docker`: the image, and compose with 3
 #      replicas behind HAProxy; skipped without root or Docker);
 #   3. the cache and compute-pool tests under ThreadSanitizer (`tsan` preset);
