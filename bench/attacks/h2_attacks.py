@@ -10,6 +10,11 @@ runs in child processes that are killed if they overrun.
 Attacks (--attack NAME, repeatable; default: all, in this order; the last,
 invalid_headers_past_limit, is CVE-2023-1428: an invalid te, :scheme or
 grpclb_client_stats header, then 12 KB more headers, on 2 connections):
+  cpu_burn            the floor, not an attack: the attacker's process (one
+                      per --procs) burns CPU and sends nothing. The victim's
+                      ratio under it is the most any server can keep on a
+                      machine whose cores the attacker shares; the table
+                      gives every attack's ratio against it too ("of floor").
   rapid_reset_cold    HEADERS of a real posenc call, its request, then
                       RST_STREAM(CANCEL) at once, in batches, as fast as
                       possible on --conns connections (4); every stream a
@@ -177,11 +182,11 @@ MiB = 1 << 20
 GiB = 1 << 30
 SERVICE = "/posenc.v1.PositionalEncoding/"
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-ATTACKS = ["rapid_reset_cold", "rapid_reset_hot", "continuation_flood",
+ATTACKS = ["cpu_burn", "rapid_reset_cold", "rapid_reset_hot", "continuation_flood",
            "hpack_bomb", "ping_settings_flood", "zero_window_hold",
            "idle_connections", "slow_headers", "trickled_body",
            "connection_storm", "invalid_headers_past_limit"]
-DEFAULT_CONNS = {"rapid_reset_cold": 4, "rapid_reset_hot": 4,
+DEFAULT_CONNS = {"cpu_burn": 1, "rapid_reset_cold": 4, "rapid_reset_hot": 4,
                  "continuation_flood": 2, "hpack_bomb": 2,
                  "ping_settings_flood": 4, "zero_window_hold": 8,
                  "idle_connections": 2000, "slow_headers": 200,
@@ -929,6 +934,19 @@ def ping_settings_flood(ctx, st):
             c.close()
 
 
+def cpu_burn(ctx, st):
+    """The floor, not an attack: no traffic, the attacker's process only
+    burns CPU, as much as one process takes. On a machine whose cores the
+    attacker, the server and the victim share, no defence in the server can
+    give the victim more than this."""
+    spins = 0
+    while ctx.running():
+        for _ in range(20000):
+            pass
+        spins += 1
+    st["sent"]["busy loops of 20,000 (no traffic)"] += spins
+
+
 def zero_window_hold(ctx, st):
     method = ctx.opts.get("zw_method", "GetTable")
     spec = table_spec(512, 8192)
@@ -1249,6 +1267,7 @@ def invalid_headers_past_limit(ctx, st):
 
 
 ATTACK_FUNCS = {
+    "cpu_burn": cpu_burn,
     "rapid_reset_cold": lambda ctx, st: rapid_reset(ctx, st, cold=True),
     "rapid_reset_hot": lambda ctx, st: rapid_reset(ctx, st, cold=False),
     "continuation_flood": continuation_flood,
@@ -1626,6 +1645,8 @@ class Server:
 def run_attack(name, args, target, pid, exit_text=lambda: None):
     r = {"attack": name, "seconds": args.seconds, "target": target}
     conns = args.conns or DEFAULT_CONNS[name]
+    if name == "cpu_burn":
+        conns = args.procs  # one busy process per attacker process
     r["connections"] = conns
     pid_alive = lambda: pid_exists(pid)  # noqa: E731
     ok, err = probe(target, 5.0)
@@ -1666,6 +1687,7 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
             victim["during_error"] = "victim did not start: " + " / ".join(
                 during.lines[-2:])
     procs, pipes = [], []
+    children_cpu0 = children_cpu_seconds()
     per = -(-conns // args.procs)
     for i in range(args.procs):
         n = min(per, conns - i * per)
@@ -1713,6 +1735,8 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
     for p in procs:
         p.join(timeout=5)
     attack_seconds = time.monotonic() - t0
+    # The attacker processes are reaped; the victim during the attack not yet.
+    r["attacker_cpu_s"] = round(children_cpu_seconds() - children_cpu0, 2)
     st = merge_stats(parts)
     if aborted:
         note(st, aborted)
@@ -1750,6 +1774,11 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
     r["attacker"] = {k: dict(v) if isinstance(v, collections.Counter) else v
                      for k, v in st.items()}
     return r
+
+
+def children_cpu_seconds():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def summarize(st):
@@ -1800,6 +1829,8 @@ def verdicts(r, bound, min_ratio=None):
         bad.append(f"peak RSS {fmt_bytes(server['peak_rss_bytes'])} > bound "
                    f"{fmt_bytes(bound)}")
     ratio = r.get("victim", {}).get("ratio")
+    if r["attack"] == "cpu_burn":
+        min_ratio = None  # the floor itself, not an attack
     if min_ratio is not None and (ratio is None or ratio < min_ratio):
         bad.append(f"victim ratio {ratio} < {min_ratio}")
     return bad
@@ -1807,15 +1838,22 @@ def verdicts(r, bound, min_ratio=None):
 
 def print_table(results, bound):
     head = ["attack", "victim alone->during calls/s (ratio)",
-            "posenc RSS before->peak", "CPU s alone/attack", "alive",
+            "posenc RSS before->peak", "CPU s: posenc alone/attack", "alive",
             "answered the attacker"]
     rows = []
+    floor = next((r["victim"].get("ratio") for r in results
+                  if r["attack"] == "cpu_burn" and r.get("victim")), None)
     for r in results:
         v = r.get("victim", {})
         if v.get("alone_calls_per_s") is not None:
             victim = (f"{v['alone_calls_per_s']:.0f}->"
                       f"{v.get('during_calls_per_s', 0):.0f} "
-                      f"({v.get('ratio', 0):.2f})")
+                      f"({v.get('ratio', 0):.2f}")
+            if floor and r["attack"] != "cpu_burn":
+                r["victim"]["ratio_of_floor"] = round(
+                    v.get("ratio", 0) / floor, 2)
+                victim += f", {r['victim']['ratio_of_floor']:.2f} of floor"
+            victim += ")"
         else:
             victim = "n/a" if not v else f"error: {v.get('alone_error')}"[:40]
         s = r.get("server")
@@ -1823,6 +1861,7 @@ def print_table(results, bound):
                f"{fmt_bytes(s['peak_rss_bytes'] or None)}") if s else "n/a"
         cpu = (f"{r.get('server_cpu_alone_s', 'n/a')}/"
                f"{s['cpu_attack_s']}") if s else "n/a"
+        cpu += f"; attacker {r.get('attacker_cpu_s', 'n/a')}"
         if r.get("skipped"):
             alive = "skipped"
         else:
