@@ -7,6 +7,9 @@
 #   2. bench/cold_path              cold vs hot GetTable (fresh memory, and
 #                                   steady state against a second server
 #                                   whose 48 MiB cache fills) and StreamBatches
+#   2b. bench/cold_rows_cpu         server CPU per cold one-row GetRows, per
+#                                   call (median, p99, max), every dtype and
+#                                   scheme, d 8..4096, max_len up to 2^24
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
@@ -90,6 +93,8 @@ section "Cold path end to end (cold_path)" \
 kill $SPID $STEADY_SPID
 wait $SPID $STEADY_SPID 2>/dev/null
 rm -f "$SERVER_LOG"
+section "Server CPU per cold one-row GetRows, every dtype and scheme (cold_rows_cpu)" \
+  "$BUILD/bench/cold_rows_cpu" --server="$BUILD/server/posenc_server" --calls=100
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 9

@@ -81,17 +81,31 @@ struct EncodingPlan::AngleTable {
   std::vector<float> sin_j32, cos_j32;
 };
 
+namespace {
+
+// The plan a RoPE layout is computed by: the same family as concat_cos_sin.
+std::shared_ptr<const EncodingPlan> InnerPlan(const TableSpec& spec) {
+  if (!IsRopeLayout(spec.layout)) return nullptr;
+  TableSpec inner = spec;
+  inner.layout = Layout::kConcatCosSin;
+  return std::make_shared<const EncodingPlan>(inner);
+}
+
+}  // namespace
+
 EncodingPlan::EncodingPlan(const TableSpec& spec)
     : spec_(spec),
       half_(spec.d / 2),
-      freq_(ExactFrequencies(spec)),
+      inner_(InnerPlan(spec)),
+      // The inner plan's frequencies are this plan's: computed once (a cold
+      // one-row call on a new RoPE family pays for them).
+      freq_(inner_ != nullptr ? inner_->freq_ : ExactFrequencies(spec)),
       angle_(std::make_shared<AngleTable>()) {
-  if (IsRopeLayout(spec.layout)) {
-    TableSpec inner = spec;
-    inner.layout = Layout::kConcatCosSin;
-    inner_ = std::make_shared<EncodingPlan>(inner);
-  }
-  if (spec.rope != nullptr && HasAttentionFactor(*spec.rope)) {
+  if (inner_ != nullptr) {
+    scaled_ = inner_->scaled_;
+    attn_hi_ = inner_->attn_hi_;
+    attn_lo_ = inner_->attn_lo_;
+  } else if (spec.rope != nullptr && HasAttentionFactor(*spec.rope)) {
     scaled_ = true;
     mpfr_t a;
     mpfr_init2(a, 192);

@@ -98,8 +98,10 @@ void AttentionFactorMpfr(const RopeScaling& rope, mpfr_ptr out);
 void ScaledFrequencyMpfr(const RopeScaling& rope, uint32_t d, double base,
                          uint32_t i, mpfr_ptr out);
 
-// All d/2 scaled frequencies at 192 bits (relative error <= 2^-170 each),
-// for ExactFrequencies. Precondition: as ScaledFrequencyMpfr.
+// All d/2 scaled frequencies at 192 bits (relative error <= 2^-180 each),
+// for ExactFrequencies: f_i as powers of f_1 (one MPFR product each, not an
+// exponential), then the scheme's multiplier. Precondition: as
+// ScaledFrequencyMpfr.
 // `out` holds d/2 MPFR numbers initialised by the caller with precision 192.
 void ScaledFrequencies192(const RopeScaling& rope, uint32_t d, double base,
                           mpfr_ptr out);

@@ -14,6 +14,7 @@
 
 #include "common/proto_conversion.h"
 #include "gtest/gtest.h"
+#include "tests/common/sanitizer_scale.h"
 #include "tests/hardening/hardening_util.h"
 #include "tests/integration/server_fixture.h"
 
@@ -113,7 +114,7 @@ TEST_F(FaultTest, DeadlinesExpireMidStream_DeadlineExceededAndDrained) {
   for (int i = 0; i < kStreams; ++i) {
     threads.emplace_back([&, i] {
       PosencClient::Options options = ClientOptions();
-      options.timeout = absl::Milliseconds(300 + 20 * i);
+      options.timeout = absl::Milliseconds(300 + 20 * i) * kSanitizerTimeScale;
       PosencClient slow(options);
       int rows = 0;
       absl::Status status = slow.StreamRows(
@@ -216,12 +217,19 @@ TEST(FaultProcessTest, ManyStreamsNeverRead_ServerMemoryBounded) {
             << "later " << (later >> 20) << " MiB, peak " << (peak >> 20)
             << " MiB (" << ((peak - baseline) / streams >> 10)
             << " KiB per stream)\n";
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer's shadow memory is part of RSS: only the streams are
+  // checked there (parked, then cancelled below).
+  (void)peak;
+  (void)later;
+#else
   // Per stream the server holds one message being written plus what HTTP/2
   // flow control lets it have in flight (the client's window and gRPC's
   // write buffer): under 1 MiB, not the 4 GB the stream would send.
   EXPECT_LT(peak, baseline + streams * (uint64_t{1} << 20));
   // And it has stopped growing: the streams are parked, not buffering.
   EXPECT_LT(later, loaded + (uint64_t{16} << 20));
+#endif
   ExpectStillServing(client);
   for (auto& context : contexts) context->TryCancel();
   for (auto& reader : readers) reader->Finish();

@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/sanitizer_scale.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -75,7 +76,7 @@ TEST_F(StreamLifecycleTest, DeadlineExpiresMidStream_DeadlineExceeded) {
   options.cache_bytes = 1 << 20;
   StartServer(options);
   PosencClient::Options short_deadline = ClientOptions();
-  short_deadline.timeout = absl::Milliseconds(500);
+  short_deadline.timeout = absl::Milliseconds(500) * kSanitizerTimeScale;
   PosencClient slow_client(short_deadline);
   int batches = 0;
   absl::Status s = slow_client.StreamBatches(

@@ -1,0 +1,407 @@
+// cold_rows_cpu: server CPU per cold one-row GetRows, per call (issue 22,
+// item 5), for every dtype, every frequency convention and RoPE scheme,
+// d = 8..4096 and max_len up to the server's limit (2^24).
+//
+// Starts its own posenc_server (--server, default flags plus
+// --server_flags) on 127.0.0.1 and calls it from one client, one call at a
+// time. Every call asks for one row of a table family nobody asked for
+// before (a fresh base), so it takes the whole cold path: the request is
+// parsed and checked, the cache misses, the compute pool builds the
+// family's plan (its d/2 exact frequencies, MPFR) and computes one row.
+//
+// Two figures per call, side by side:
+//   - server CPU: the sum over every thread of the server process of its
+//     on-CPU time (/proc/PID/task/*/schedstat, nanoseconds), read before
+//     the call and again once the server is idle after it (two reads
+//     200 us apart agree, at most 10 ms). This is what the call cost the
+//     server, gRPC and all; idle threads cost nothing, so other work shows
+//     only as rare outliers (they reach the max, not the p99).
+//   - core CPU: the same work done in this process on this thread
+//     (CLOCK_THREAD_CPUTIME_ID): EncodingPlan(spec) and ComputeRow, i.e.
+//     the part of the server's cost that grows with d and the scheme.
+// Reported per case: median, p99 and max of each (microseconds), and at
+// the end the cases whose server CPU p99 or max passes --limit_us.
+//
+// Usage: cold_rows_cpu --server=build/server/posenc_server [--calls=100]
+//        [--quick] [--limit_us=1000] [--server_flags=--threads=2,...]
+// Exit status: 0 when every call succeeded (whatever the figures), 1 when
+// a call failed or the server did not start.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/posenc_client.h"
+#include "core/encoding_plan.h"
+#include "core/rope.h"
+#include "core/table_spec.h"
+
+ABSL_FLAG(std::string, server, "", "posenc_server binary (required)");
+ABSL_FLAG(std::string, server_flags, "",
+          "extra posenc_server flags, comma-separated");
+ABSL_FLAG(int, calls, 100, "cold calls per case (each a new family)");
+ABSL_FLAG(bool, quick, false, "d in {64, 4096}, max_len 2^24 only");
+ABSL_FLAG(std::string, schemes, "",
+          "comma-separated schemes to run (paper, t2t, rope-default, "
+          "rope-linear, rope-dynamic, rope-yarn, rope-llama3, rope-longrope); "
+          "empty: all");
+ABSL_FLAG(double, limit_us, 1000, "report cases whose p99 or max passes it");
+ABSL_FLAG(bool, core, true,
+          "also time EncodingPlan + ComputeRow in this process (this "
+          "binary's core/, which may not be the server's)");
+
+namespace posenc {
+namespace {
+
+constexpr uint32_t kMaxLenLimit = 1u << 24;  // the server's default limit
+
+// One posenc_server process, its stderr in a file.
+class Server {
+ public:
+  explicit Server(const std::string& binary, const std::string& flags) {
+    char tmpl[] = "/tmp/posenc-cold-rows-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    log_ = tmpl;
+    std::vector<std::string> argv = {binary, "--listen=127.0.0.1:0"};
+    for (absl::string_view f : absl::StrSplit(flags, ',', absl::SkipEmpty())) {
+      argv.emplace_back(f);
+    }
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char*> args;
+      for (std::string& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fd);
+    const std::regex re(R"(\(port (\d+)\))");
+    for (int i = 0; i < 1000 && port_ == 0; ++i) {  // at most 10 s
+      std::ifstream in(log_);
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      std::smatch m;
+      if (std::regex_search(text, m, re)) port_ = std::stoi(m[1]);
+      if (port_ == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ~Server() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    unlink(log_.c_str());
+  }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+  // On-CPU nanoseconds of every thread of the server so far.
+  uint64_t CpuNs() const {
+    const std::string dir = absl::StrCat("/proc/", pid_, "/task");
+    uint64_t total = 0;
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return 0;
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      const std::string path = absl::StrCat(dir, "/", e->d_name, "/schedstat");
+      const int fd = open(path.c_str(), O_RDONLY);
+      if (fd < 0) continue;  // the thread has just gone
+      char buf[128];
+      const ssize_t n = read(fd, buf, sizeof buf - 1);
+      close(fd);
+      if (n > 0) {
+        buf[n] = 0;
+        total += std::strtoull(buf, nullptr, 10);
+      }
+    }
+    closedir(d);
+    return total;
+  }
+  // CpuNs once the server is idle: two reads 200 us apart agree (bounded).
+  uint64_t IdleCpuNs() const {
+    uint64_t last = CpuNs();
+    for (int i = 0; i < 50; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      const uint64_t now = CpuNs();
+      if (now == last) break;
+      last = now;
+    }
+    return last;
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+double ThreadCpuUs() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+// A scheme as a client would send it (LAYOUT_ROTATE_HALF for RoPE: HF's
+// layout, 2d values a row), with a given base.
+struct Scheme {
+  const char* name;
+  TableSpec (*make)(uint32_t d, uint32_t max_len);
+};
+
+TableSpec Plain(uint32_t d, uint32_t max_len) {
+  TableSpec s;
+  s.d = d;
+  s.max_len = max_len;
+  return s;
+}
+TableSpec T2T(uint32_t d, uint32_t max_len) {
+  TableSpec s = Plain(d, max_len);
+  s.layout = Layout::kConcatSinCos;
+  s.frequency = Frequency::kT2T;
+  return s;
+}
+TableSpec Rope(uint32_t d, uint32_t max_len, RopeScaling r) {
+  TableSpec s = Plain(d, max_len);
+  s.layout = Layout::kRotateHalf;
+  s.rope = std::make_shared<const RopeScaling>(std::move(r));
+  return s;
+}
+TableSpec RopeDefault(uint32_t d, uint32_t max_len) {
+  TableSpec s = Plain(d, max_len);
+  s.layout = Layout::kRotateHalf;  // rope null: HF's default scheme
+  return s;
+}
+TableSpec RopeLinear(uint32_t d, uint32_t max_len) {
+  RopeScaling r;
+  r.type = RopeType::kLinear;
+  r.factor = 4;
+  return Rope(d, max_len, r);
+}
+TableSpec RopeDynamic(uint32_t d, uint32_t max_len) {
+  RopeScaling r;
+  r.type = RopeType::kDynamic;
+  r.factor = 2;
+  r.original_max_position_embeddings = 4096;
+  r.seq_len = max_len;
+  return Rope(d, max_len, r);
+}
+TableSpec RopeYarn(uint32_t d, uint32_t max_len) {  // Qwen2.5-YaRN
+  RopeScaling r;
+  r.type = RopeType::kYarn;
+  r.factor = 4;
+  r.original_max_position_embeddings = 32768;
+  return Rope(d, max_len, r);  // attention factor 0.1 ln 4 + 1
+}
+TableSpec RopeLlama3(uint32_t d, uint32_t max_len) {  // Llama 3.1
+  RopeScaling r;
+  r.type = RopeType::kLlama3;
+  r.factor = 8;
+  r.low_freq_factor = 1;
+  r.high_freq_factor = 4;
+  r.original_max_position_embeddings = 8192;
+  return Rope(d, max_len, r);
+}
+TableSpec RopeLongRope(uint32_t d, uint32_t max_len) {  // Phi-3-like
+  RopeScaling r;
+  r.type = RopeType::kLongRope;
+  r.factor = 32;  // attention factor sqrt(1 + ln 32 / ln 4096)
+  r.original_max_position_embeddings = 4096;
+  r.seq_len = 131072;  // > M: long_factor
+  for (uint32_t i = 0; i < d / 2; ++i) {
+    r.short_factor.push_back(1.0 + 0.0009765625 * i);
+    r.long_factor.push_back(1.0 + 0.0137 * i);
+  }
+  return Rope(d, max_len, r);
+}
+
+const Scheme kSchemes[] = {
+    {"paper", Plain},
+    {"t2t", T2T},
+    {"rope-default", RopeDefault},
+    {"rope-linear", RopeLinear},
+    {"rope-dynamic", RopeDynamic},
+    {"rope-yarn", RopeYarn},
+    {"rope-llama3", RopeLlama3},
+    {"rope-longrope", RopeLongRope},
+};
+const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                         DType::kBFloat16};
+
+double Percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  const double rank = q * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(rank);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - lo);
+}
+
+int Run() {
+  const std::string binary = absl::GetFlag(FLAGS_server);
+  if (binary.empty()) {
+    std::fprintf(stderr, "cold_rows_cpu: --server=PATH is required\n");
+    return 1;
+  }
+  Server server(binary, absl::GetFlag(FLAGS_server_flags));
+  if (server.port() == 0) {
+    std::fprintf(stderr, "cold_rows_cpu: %s did not start\n", binary.c_str());
+    return 1;
+  }
+  PosencClient::Options options;
+  options.target = absl::StrCat("127.0.0.1:", server.port());
+  options.timeout = absl::Seconds(60);
+  PosencClient client(options);
+  // Connection up, and the server's first-call costs paid (not measured).
+  for (int i = 0; i < 20; ++i) {
+    TableSpec warm = Plain(64, kMaxLenLimit);
+    warm.base = 3.5 + i;
+    if (!client.GetRows(warm, {uint32_t(i)}).ok()) {
+      std::fprintf(stderr, "cold_rows_cpu: warm-up call failed\n");
+      return 1;
+    }
+  }
+
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  const int calls = absl::GetFlag(FLAGS_calls);
+  const double limit = absl::GetFlag(FLAGS_limit_us);
+  const bool core = absl::GetFlag(FLAGS_core);
+  const std::vector<uint32_t> ds =
+      quick ? std::vector<uint32_t>{64, 4096}
+            : std::vector<uint32_t>{8, 64, 512, 4096};
+  const std::vector<uint32_t> max_lens =
+      quick ? std::vector<uint32_t>{kMaxLenLimit}
+            : std::vector<uint32_t>{4096, kMaxLenLimit};
+  std::string load;
+  {
+    std::ifstream in("/proc/loadavg");
+    std::string a, b, c;
+    in >> a >> b >> c;
+    load = absl::StrCat(a, " ", b, " ", c);
+  }
+  const std::string flags = absl::GetFlag(FLAGS_server_flags);
+  std::printf(
+      "cold_rows_cpu: server CPU (all threads, /proc/PID/task/*/schedstat) "
+      "and core CPU (EncodingPlan + ComputeRow in this process) per cold "
+      "one-row GetRows, %d calls per case, each a new family (fresh base), "
+      "one client, one call at a time; server flags: %s; load average at "
+      "start %s\n",
+      calls, flags.empty() ? "defaults" : flags.c_str(), load.c_str());
+  std::printf("%-14s %-8s %5s %9s | %-29s | %-29s\n", "", "", "", "",
+              "server CPU per call (us)", "core CPU per call (us)");
+  std::printf("%-14s %-8s %5s %9s | %9s %9s %9s | %9s %9s %9s\n", "scheme",
+              "dtype", "d", "max_len", "median", "p99", "max", "median", "p99",
+              "max");
+  std::mt19937_64 rng(22);
+  uint64_t serial = 0;
+  int failures = 0;
+  std::vector<std::string> over;
+  double worst_p99 = 0, worst_max = 0;
+  std::string worst_p99_case, worst_max_case;
+  std::vector<double> all;
+  const std::vector<std::string> only =
+      absl::StrSplit(absl::GetFlag(FLAGS_schemes), ',', absl::SkipEmpty());
+  for (const Scheme& scheme : kSchemes) {
+    if (!only.empty() &&
+        std::find(only.begin(), only.end(), scheme.name) == only.end()) {
+      continue;
+    }
+    for (uint32_t d : ds) {
+      for (uint32_t max_len : max_lens) {
+        for (DType dtype : kDTypes) {
+          std::vector<double> server_us, core_us;
+          std::vector<std::byte> row;
+          for (int k = 0; k < calls; ++k) {
+            TableSpec spec = scheme.make(d, max_len);
+            spec.dtype = dtype;
+            // A family nobody asked for: bases 10000 + n/1024 (exact).
+            spec.base = 10000 + static_cast<double>(++serial) / 1024;
+            const uint32_t pos = static_cast<uint32_t>(rng() % max_len);
+            const uint64_t before = server.IdleCpuNs();
+            absl::StatusOr<Tensor> got = client.GetRows(spec, {pos});
+            const uint64_t after = server.IdleCpuNs();
+            if (!got.ok()) {
+              if (++failures <= 5) {
+                std::fprintf(stderr, "cold_rows_cpu: %s: %s\n",
+                             spec.DebugString().c_str(),
+                             got.status().ToString().c_str());
+              }
+              continue;
+            }
+            server_us.push_back((after - before) / 1e3);
+            if (!core) continue;
+            // The same work in this process, on a family this process has
+            // not built either.
+            row.resize(spec.row_bytes());
+            const double t0 = ThreadCpuUs();
+            {
+              const EncodingPlan plan(spec);
+              plan.ComputeRow(pos, row.data());
+            }
+            core_us.push_back(ThreadCpuUs() - t0);
+          }
+          const double p99 = Percentile(server_us, 0.99);
+          const double max = Percentile(server_us, 1.0);
+          const std::string name =
+              absl::StrCat(scheme.name, " ", DTypeName(dtype), " d=", d,
+                           " max_len=", max_len);
+          std::printf(
+              "%-14s %-8s %5u %9u | %9.0f %9.0f %9.0f | %9.0f %9.0f %9.0f%s\n",
+              scheme.name, DTypeName(dtype), d, max_len,
+              Percentile(server_us, 0.5), p99, max, Percentile(core_us, 0.5),
+              Percentile(core_us, 0.99), Percentile(core_us, 1.0),
+              (p99 > limit || max > limit) ? "  > limit" : "");
+          std::fflush(stdout);
+          if (p99 > worst_p99) worst_p99 = p99, worst_p99_case = name;
+          if (max > worst_max) worst_max = max, worst_max_case = name;
+          if (p99 > limit || max > limit) {
+            over.push_back(absl::StrCat(name, " (p99 ", static_cast<int>(p99),
+                                        " us, max ", static_cast<int>(max),
+                                        " us)"));
+          }
+          all.insert(all.end(), server_us.begin(), server_us.end());
+        }
+      }
+    }
+  }
+  std::printf(
+      "all %zu calls: server CPU median %.0f us, p99 %.0f us, max %.0f us\n",
+      all.size(), Percentile(all, 0.5), Percentile(all, 0.99),
+      Percentile(all, 1.0));
+  std::printf("worst p99: %.0f us (%s); worst max: %.0f us (%s)\n", worst_p99,
+              worst_p99_case.c_str(), worst_max, worst_max_case.c_str());
+  std::printf("cases over %.0f us (p99 or max): %zu\n", limit, over.size());
+  for (const std::string& o : over) std::printf("  %s\n", o.c_str());
+  if (failures > 0) {
+    std::fprintf(stderr, "cold_rows_cpu: %d calls failed\n", failures);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace posenc
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return posenc::Run();
+}
