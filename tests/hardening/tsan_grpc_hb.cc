@@ -123,6 +123,16 @@ struct HeldCondition {
   }
 };
 
+// A waiter's condition is evaluated by whichever thread unlocks the mutex
+// next (UnlockSlow, also inside Notify, CondVar waits and Await): the waiter
+// enqueues itself, condition included, under the mutex's internal spin lock
+// and the unlocker takes it off under the same lock. Waiters release this
+// address once their condition is built; unlockers acquire it before they
+// unlock. (One byte into the Mutex: a sync object of its own.)
+void* WaitersOf(const absl::Mutex* mu) {
+  return reinterpret_cast<char*>(const_cast<absl::Mutex*>(mu)) + 1;
+}
+
 struct NotificationLayout {
   absl::Mutex mutex;
   std::atomic<bool> notified_yet;
@@ -143,6 +153,7 @@ void Mutex::Lock() {
 }
 void Mutex::Unlock() {
   static const auto real = RealMember<void (*)(Mutex*)>("5Mutex6UnlockEv");
+  __tsan_acquire(WaitersOf(this));
   __tsan_release(this);
   real(this);
 }
@@ -160,6 +171,7 @@ void Mutex::ReaderLock() {
 void Mutex::ReaderUnlock() {
   static const auto real =
       RealMember<void (*)(Mutex*)>("5Mutex12ReaderUnlockEv");
+  __tsan_acquire(WaitersOf(this));
   __tsan_release(this);
   real(this);
 }
@@ -174,14 +186,18 @@ void Mutex::LockWhen(const Condition& cond) {
   static const auto real = RealMember<void (*)(Mutex*, const Condition&)>(
       "5Mutex8LockWhenERKNS0_9ConditionE");
   HeldCondition held{this, &cond};
-  real(this, held.Proxy());
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  real(this, proxy);
   __tsan_acquire(this);
 }
 void Mutex::ReaderLockWhen(const Condition& cond) {
   static const auto real = RealMember<void (*)(Mutex*, const Condition&)>(
       "5Mutex14ReaderLockWhenERKNS0_9ConditionE");
   HeldCondition held{this, &cond};
-  real(this, held.Proxy());
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  real(this, proxy);
   __tsan_acquire(this);
 }
 bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout) {
@@ -189,7 +205,9 @@ bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout) {
       RealMember<bool (*)(Mutex*, const Condition&, Duration)>(
           "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE");
   HeldCondition held{this, &cond};
-  const bool met = real(this, held.Proxy(), timeout);
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  const bool met = real(this, proxy, timeout);
   __tsan_acquire(this);  // held either way
   return met;
 }
@@ -197,7 +215,9 @@ bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline) {
   static const auto real = RealMember<bool (*)(Mutex*, const Condition&, Time)>(
       "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE");
   HeldCondition held{this, &cond};
-  const bool met = real(this, held.Proxy(), deadline);
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  const bool met = real(this, proxy, deadline);
   __tsan_acquire(this);
   return met;
 }
@@ -207,7 +227,9 @@ bool Mutex::ReaderLockWhenWithTimeout(const Condition& cond, Duration timeout) {
           "5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_"
           "8DurationE");
   HeldCondition held{this, &cond};
-  const bool met = real(this, held.Proxy(), timeout);
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  const bool met = real(this, proxy, timeout);
   __tsan_acquire(this);
   return met;
 }
@@ -215,34 +237,45 @@ bool Mutex::ReaderLockWhenWithDeadline(const Condition& cond, Time deadline) {
   static const auto real = RealMember<bool (*)(Mutex*, const Condition&, Time)>(
       "5Mutex26ReaderLockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE");
   HeldCondition held{this, &cond};
-  const bool met = real(this, held.Proxy(), deadline);
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  const bool met = real(this, proxy, deadline);
   __tsan_acquire(this);
   return met;
 }
 void Mutex::Await(const Condition& cond) {
   static const auto real = RealMember<void (*)(Mutex*, const Condition&)>(
       "5Mutex5AwaitERKNS0_9ConditionE");
+  __tsan_acquire(WaitersOf(this));
   __tsan_release(this);
   HeldCondition held{this, &cond};
-  real(this, held.Proxy());
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  real(this, proxy);
   __tsan_acquire(this);
 }
 bool Mutex::AwaitWithTimeout(const Condition& cond, Duration timeout) {
   static const auto real =
       RealMember<bool (*)(Mutex*, const Condition&, Duration)>(
           "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE");
+  __tsan_acquire(WaitersOf(this));
   __tsan_release(this);
   HeldCondition held{this, &cond};
-  const bool met = real(this, held.Proxy(), timeout);
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  const bool met = real(this, proxy, timeout);
   __tsan_acquire(this);
   return met;
 }
 bool Mutex::AwaitWithDeadline(const Condition& cond, Time deadline) {
   static const auto real = RealMember<bool (*)(Mutex*, const Condition&, Time)>(
       "5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE");
+  __tsan_acquire(WaitersOf(this));
   __tsan_release(this);
   HeldCondition held{this, &cond};
-  const bool met = real(this, held.Proxy(), deadline);
+  const Condition proxy = held.Proxy();
+  __tsan_release(WaitersOf(this));
+  const bool met = real(this, proxy, deadline);
   __tsan_acquire(this);
   return met;
 }
@@ -250,6 +283,7 @@ bool Mutex::AwaitWithDeadline(const Condition& cond, Time deadline) {
 void CondVar::Wait(Mutex* mu) {
   static const auto real =
       RealMember<void (*)(CondVar*, Mutex*)>("7CondVar4WaitEPNS0_5MutexE");
+  __tsan_acquire(WaitersOf(mu));
   __tsan_release(mu);
   real(this, mu);
   __tsan_acquire(mu);
@@ -257,6 +291,7 @@ void CondVar::Wait(Mutex* mu) {
 bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
   static const auto real = RealMember<bool (*)(CondVar*, Mutex*, Duration)>(
       "7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE");
+  __tsan_acquire(WaitersOf(mu));
   __tsan_release(mu);
   const bool timed_out = real(this, mu, timeout);
   __tsan_acquire(mu);
@@ -265,6 +300,7 @@ bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
 bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
   static const auto real = RealMember<bool (*)(CondVar*, Mutex*, Time)>(
       "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
+  __tsan_acquire(WaitersOf(mu));
   __tsan_release(mu);
   const bool timed_out = real(this, mu, deadline);
   __tsan_acquire(mu);
@@ -275,6 +311,7 @@ void Notification::Notify() {
   static const auto real =
       RealMember<void (*)(Notification*)>("12Notification6NotifyEv");
   auto* n = reinterpret_cast<NotificationLayout*>(this);
+  __tsan_acquire(WaitersOf(&n->mutex));  // Notify unlocks it inside
   __tsan_release(this);
   __tsan_release(&n->notified_yet);  // for the inline HasBeenNotified()
   real(this);
@@ -497,6 +534,9 @@ namespace grpc {
 namespace internal {
 
 void ServerCallbackCall::ScheduleOnDone(bool inline_ondone) {
+  // The last Unref (acq_rel) may have been gRPC's own, uninstrumented: every
+  // earlier reaction released callbacks_outstanding_ with its decrement.
+  __tsan_acquire(&callbacks_outstanding_);
   if (inline_ondone) {
     CallOnDone();
     __tsan_release(&g_ondone_returned);
@@ -509,6 +549,11 @@ void ServerCallbackCall::ScheduleOnDone(bool inline_ondone) {
 }
 
 void ServerCallbackCall::CallOnCancel(ServerReactor* reactor) {
+  // Called by whichever of the reactor's binding (posenc's handler thread)
+  // and the cancellation (gRPC's CompletionOp, uninstrumented) comes second
+  // to on_cancel_conditions_remaining_'s acq_rel decrement: the reactor was
+  // built before the first.
+  __tsan_acquire(&on_cancel_conditions_remaining_);
   if (reactor->InternalInlineable()) {
     reactor->OnCancel();
   } else {
