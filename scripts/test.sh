@@ -9,7 +9,8 @@
 #      a short soak, deploy, bench configs, docs links);
 #   2. the Docker tests (ctest label `docker`: the image, and compose with 3
 #      replicas behind HAProxy; skipped without root or Docker);
-#   3. the cache and compute-pool tests under ThreadSanitizer (`tsan` preset);
+#   3. every concurrent part under ThreadSanitizer (`tsan` preset: cache,
+#      pool, warm reserve, limiters, a real server and clients);
 #   4. the whole suite under AddressSanitizer + UBSan (`asan` preset);
 #   5. 60 s of libFuzzer over every request type (fuzz/run.sh).
 # Ends with one line "posenc: N passed, N failed, N skipped" over all of them
