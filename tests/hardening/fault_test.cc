@@ -46,7 +46,14 @@ class FaultTest : public ServerTest {
 };
 
 TEST_F(FaultTest, ManyConcurrentStreamsCancelledAtRandomPoints) {
+#if defined(__SANITIZE_THREAD__)
+  // A quarter of the streams under ThreadSanitizer: 192 took 37-130 s there
+  // on 2 busy cores, past ctest's 180 s once; 8 clients still cancel at
+  // once, from their own thread and from another.
+  constexpr int kThreads = 8, kStreamsPerThread = 6;
+#else
   constexpr int kThreads = 16, kStreamsPerThread = 12;
+#endif
   std::atomic<int> unexpected{0}, cancelled{0}, ok{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
