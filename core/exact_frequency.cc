@@ -156,7 +156,7 @@ std::vector<FrequencyWords> ExactFrequencies(const TableSpec& spec) {
   std::vector<FrequencyWords> words(half);
   if (half == 0) return words;
   if (spec.rope != nullptr) {
-    // RoPE: each f'_i evaluated on its own (core/rope.h), within 2^-180;
+    // RoPE: f'_i from powers of f_1 (core/rope.h), within 2^-180 each;
     // the split adds 2^-159.
     std::vector<__mpfr_struct> f(half);
     for (auto& v : f) mpfr_init2(&v, 192);

@@ -269,6 +269,10 @@ double RopeReference::Frequency(uint32_t i) {
   return mpfr_get_d(*SetAt(kFirstPrecision).freq[i], MPFR_RNDN);
 }
 
+void RopeReference::FrequencyMpfr(uint32_t i, mpfr_ptr out) {
+  mpfr_set(out, *SetAt(kFirstPrecision).freq[i], MPFR_RNDN);
+}
+
 double RopeReference::AttentionFactor() {
   return mpfr_get_d(*SetAt(kFirstPrecision).attention, MPFR_RNDN);
 }

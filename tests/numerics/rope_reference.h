@@ -40,6 +40,9 @@ class RopeReference {
 
   // f'_i and a as doubles (for messages).
   double Frequency(uint32_t i);
+  // f'_i at the first working precision (576 bits; every intermediate
+  // carries 64 guard bits over 512), rounded to `out`'s precision.
+  void FrequencyMpfr(uint32_t i, mpfr_ptr out);
   double AttentionFactor();
 
   // How many values needed more than the first working precision.

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -357,6 +358,96 @@ TEST(RopeReference, LongRope_ShortAndLongLists_MatchMpfr) {
   CheckCase({"longrope factor unset (a=1) long d=32", d, 10000, Rope(n), {0}},
             stats);
   testing::ReportChecked(stats);
+}
+
+// ScaledFrequencies192 (core/rope.h: f'_i as powers of f_1 or f'_1, one
+// rounding per power) against the reference's f'_i (mpfr_pow per pair, 576
+// bits), every pair, for every scheme at d = 4096 and d = 65536: pairs up to
+// 32767, where the powers' error is largest. The claim is 2^-180 relative;
+// the analysis in core/rope.cc gives about 2^-191.9.
+TEST(RopeReference, ScaledFrequenciesAsPowers_Within2ToMinus180AtLargeD) {
+  struct Scheme {
+    const char* name;
+    double base;
+    RopeScaling rope;
+  };
+  std::vector<Scheme> schemes;
+  {
+    RopeScaling r;  // explicit default
+    schemes.push_back({"default", 10000, r});
+    r.type = RopeType::kLinear;
+    r.factor = 4;
+    schemes.push_back({"linear", 10000, r});
+  }
+  {
+    RopeScaling r;
+    r.type = RopeType::kDynamic;
+    r.factor = 2;
+    r.original_max_position_embeddings = 4096;
+    r.seq_len = 1u << 24;
+    schemes.push_back({"dynamic", 500000, r});
+  }
+  {
+    RopeScaling r;
+    r.type = RopeType::kYarn;
+    r.factor = 4;
+    r.original_max_position_embeddings = 32768;
+    schemes.push_back({"yarn", 1e6, r});
+  }
+  {
+    RopeScaling r;
+    r.type = RopeType::kLlama3;
+    r.factor = 8;
+    r.low_freq_factor = 1;
+    r.high_freq_factor = 4;
+    r.original_max_position_embeddings = 8192;
+    schemes.push_back({"llama3", 500000, r});
+  }
+  uint64_t checked = 0;
+  double worst = 0;  // largest relative error seen
+  for (uint32_t d : {4096u, 65536u}) {
+    std::vector<Scheme> all = schemes;
+    RopeScaling lr;  // Phi-3-like lists, long (seq_len > M)
+    lr.type = RopeType::kLongRope;
+    lr.factor = 32;
+    lr.original_max_position_embeddings = 4096;
+    lr.seq_len = 131072;
+    for (uint32_t i = 0; i < d / 2; ++i) {
+      lr.short_factor.push_back(1.0 + 0.05 * std::pow(i % 97, 1.5));
+      lr.long_factor.push_back(1.0 + 0.0137 * (i % 4099));
+    }
+    all.push_back({"longrope", 10000, lr});
+    for (const Scheme& s : all) {
+      SCOPED_TRACE(::testing::Message() << s.name << " d=" << d);
+      ASSERT_TRUE(ValidateRope(s.rope, d).ok());
+      RopeReference ref(&s.rope, d, s.base);
+      const uint32_t half = d / 2;
+      std::vector<__mpfr_struct> got(half);
+      for (auto& v : got) mpfr_init2(&v, 192);
+      ScaledFrequencies192(s.rope, d, s.base, got.data());
+      mpfr_t want, err;
+      mpfr_init2(want, 576);
+      mpfr_init2(err, 64);
+      int failures = 0;
+      for (uint32_t i = 0; i < half; ++i) {
+        ref.FrequencyMpfr(i, want);
+        mpfr_sub(err, &got[i], want, MPFR_RNDN);  // |err| ~ 2^-190 want
+        mpfr_div(err, err, want, MPFR_RNDN);
+        const double rel = std::fabs(mpfr_get_d(err, MPFR_RNDN));
+        worst = std::max(worst, rel);
+        ++checked;
+        if (!(rel <= 0x1p-180) && ++failures <= 5) {
+          ADD_FAILURE() << "i=" << i << " relative error 2^" << std::log2(rel);
+        }
+      }
+      mpfr_clear(want);
+      mpfr_clear(err);
+      for (auto& v : got) mpfr_clear(&v);
+    }
+  }
+  std::printf(
+      "[numerics] %llu scaled frequencies, largest relative error 2^%.2f\n",
+      static_cast<unsigned long long>(checked), std::log2(worst));
 }
 
 // ValidateSpec: every bad parameter is INVALID_ARGUMENT naming its field.
