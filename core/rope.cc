@@ -176,7 +176,13 @@ class ScaledFrequencyEvaluator {
  public:
   ScaledFrequencyEvaluator(const RopeScaling& r, uint32_t d, double base,
                            mpfr_prec_t p)
-      : r_(r), d_(d), base_(base), p_(p), a_(p), b_(p) {
+      : r_(r), d_(d), base_(base), p_(p), a_(p), b_(p), inv_factor_(p) {
+    if (r.type == RopeType::kLinear || r.type == RopeType::kYarn ||
+        r.type == RopeType::kLlama3) {
+      // 1 / factor rounded once to p bits, as each m_i used to compute it.
+      mpfr_set_ui(inv_factor_, 1, MPFR_RNDN);
+      mpfr_div_d(inv_factor_, inv_factor_, r.factor, MPFR_RNDN);
+    }
     switch (r.type) {
       case RopeType::kDynamic: {
         // a_ = ln s with s = factor * L / M - (factor - 1), L = max(seq, M).
@@ -192,6 +198,7 @@ class ScaledFrequencyEvaluator {
       }
       case RopeType::kYarn:
         YarnRampEnds(r, d, base, a_, b_);  // a_ = low, b_ = high
+        ramp_rises_ = mpfr_cmp(b_, a_) > 0;
         break;
       default:
         break;
@@ -223,8 +230,7 @@ class ScaledFrequencyEvaluator {
         mpfr_set_ui(m, 1, MPFR_RNDN);
         return;
       case RopeType::kLinear:
-        mpfr_set_ui(m, 1, MPFR_RNDN);
-        mpfr_div_d(m, m, r_.factor, MPFR_RNDN);
+        mpfr_set(m, inv_factor_, MPFR_RNDN);
         return;
       case RopeType::kDynamic:
         // base'^(-2i/d) / base^(-2i/d) = s^(-2i/(d-2)).
@@ -234,6 +240,21 @@ class ScaledFrequencyEvaluator {
         return;
       case RopeType::kYarn: {
         // r = clamp((i - low) / (high - low), 0, 1); m = 1 - r + r / factor.
+        if (ramp_rises_) {
+          // Outside the ramp, the same m as the ramp's arithmetic below
+          // gives, without it: i <= low makes the rounded r <= 0, so m =
+          // (1 - 1) / factor + 1 = 1 exactly; i >= high makes RN(i - low)
+          // >= RN(high - low) (rounding is monotone), so r >= 1 and m =
+          // RN(1 / factor).
+          if (mpfr_cmp_ui(a_, i) >= 0) {
+            mpfr_set_ui(m, 1, MPFR_RNDN);
+            return;
+          }
+          if (mpfr_cmp_ui(b_, i) <= 0) {
+            mpfr_set(m, inv_factor_, MPFR_RNDN);
+            return;
+          }
+        }
         MpfrValue r(p_), span(p_);
         mpfr_ui_sub(r, i, a_, MPFR_RNDN);
         mpfr_sub(span, b_, a_, MPFR_RNDN);
@@ -270,8 +291,7 @@ class ScaledFrequencyEvaluator {
           if (above_hi) {  // w_i < M / high_freq_factor: high frequency
             mpfr_set_ui(m, 1, MPFR_RNDN);
           } else if (!above_lo) {  // w_i > M / low_freq_factor
-            mpfr_set_ui(m, 1, MPFR_RNDN);
-            mpfr_div_d(m, m, r_.factor, MPFR_RNDN);
+            mpfr_set(m, inv_factor_, MPFR_RNDN);
           } else {
             // s = (u - low) / (high - low), at p (u at p from f).
             MpfrValue s(p_), up(p_), tp(p_);
@@ -310,7 +330,9 @@ class ScaledFrequencyEvaluator {
   const uint32_t d_;
   const double base_;
   const mpfr_prec_t p_;
-  mutable MpfrValue a_, b_;  // scheme constants (see the constructor)
+  mutable MpfrValue a_, b_;       // scheme constants (see the constructor)
+  mutable MpfrValue inv_factor_;  // linear, YaRN, Llama 3: RN(1 / factor)
+  bool ramp_rises_ = false;       // YaRN: high > low
 };
 
 // g(m) = 0.1 m ln(factor) + 1 (1 when factor <= 1), at out's precision.
