@@ -1,6 +1,7 @@
 // cold_rows_cpu: server CPU per cold one-row GetRows, per call (issue 22,
 // item 5), for every dtype, every frequency convention and RoPE scheme,
-// d = 8..4096 and max_len up to the server's limit (2^24).
+// d = 8..4096 and max_len 1 (the table is one row: computed whole), 4096
+// and the server's limit 2^24.
 //
 // Starts its own posenc_server (--server, default flags plus
 // --server_flags) on 127.0.0.1 and calls it from one client, one call at a
@@ -10,12 +11,16 @@
 // family's plan (its d/2 exact frequencies, MPFR) and computes one row.
 //
 // Two figures per call, side by side:
-//   - server CPU: the sum over every thread of the server process of its
-//     on-CPU time (/proc/PID/task/*/schedstat, nanoseconds), read before
-//     the call and again once the server is idle after it (two reads
-//     200 us apart agree, at most 10 ms). This is what the call cost the
-//     server, gRPC and all; idle threads cost nothing, so other work shows
-//     only as rare outliers (they reach the max, not the p99).
+//   - server CPU: the server process's CPU-time clock (clock_getcpuclockid:
+//     every thread, gRPC's included, and threads that exited), read once
+//     the server is idle before the call and once it is idle again after
+//     it. Idle: no thread of the server running or runnable (state R or D
+//     in /proc/PID/task/*/stat) at two looks 200 us apart, with the clock
+//     unchanged between them; only then is a thread's time fully accounted
+//     (a running thread's advances at scheduler ticks, 4 ms at HZ=250).
+//     Each call is one sample: the figure is this call's, not a mean.
+//     Whatever else the server does meanwhile (timers, the warm reserve's
+//     refill) is counted in it too, so the figures only overstate.
 //   - core CPU: the same work done in this process on this thread
 //     (CLOCK_THREAD_CPUTIME_ID): EncodingPlan(spec) and ComputeRow, i.e.
 //     the part of the server's cost that grows with d and the scheme.
@@ -36,6 +41,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -94,6 +101,10 @@ class Server {
       _exit(127);
     }
     close(fd);
+    if (pid_ < 0 || clock_getcpuclockid(pid_, &cpu_clock_) != 0) {
+      std::perror("cold_rows_cpu: the server's CPU clock");
+      return;  // port 0: "did not start"
+    }
     const std::regex re(R"(\(port (\d+)\))");
     for (int i = 0; i < 1000 && port_ == 0; ++i) {  // at most 10 s
       std::ifstream in(log_);
@@ -115,43 +126,69 @@ class Server {
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
 
-  // On-CPU nanoseconds of every thread of the server so far.
+  // On-CPU nanoseconds of the server process so far: its process CPU-time
+  // clock (clock_getcpuclockid), every thread, exited ones included. A
+  // thread that is running right now is counted only up to its last
+  // scheduler update (a tick: 4 ms at HZ=250), so read it when idle.
   uint64_t CpuNs() const {
+    timespec t;
+    if (clock_gettime(cpu_clock_, &t) != 0) return 0;
+    return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);
+  }
+  // Whether no thread of the server is running or runnable (state R; or
+  // in uninterruptible sleep, D): then every thread's CPU time is
+  // accounted to the clock above.
+  bool Quiet() const {
     const std::string dir = absl::StrCat("/proc/", pid_, "/task");
-    uint64_t total = 0;
     DIR* d = opendir(dir.c_str());
-    if (d == nullptr) return 0;
+    if (d == nullptr) return true;
+    bool quiet = true;
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] == '.') continue;
-      const std::string path = absl::StrCat(dir, "/", e->d_name, "/schedstat");
+      const std::string path = absl::StrCat(dir, "/", e->d_name, "/stat");
       const int fd = open(path.c_str(), O_RDONLY);
       if (fd < 0) continue;  // the thread has just gone
-      char buf[128];
+      char buf[512];
       const ssize_t n = read(fd, buf, sizeof buf - 1);
       close(fd);
-      if (n > 0) {
-        buf[n] = 0;
-        total += std::strtoull(buf, nullptr, 10);
+      if (n <= 0) continue;
+      buf[n] = 0;
+      // "tid (comm) S ...": the state follows the last ')'.
+      const char* paren = std::strrchr(buf, ')');
+      if (paren != nullptr && paren[1] == ' ' &&
+          (paren[2] == 'R' || paren[2] == 'D')) {
+        quiet = false;
+        break;
       }
     }
     closedir(d);
-    return total;
+    return quiet;
   }
-  // CpuNs once the server is idle: two reads 200 us apart agree (bounded).
-  uint64_t IdleCpuNs() const {
+  // CpuNs once the server is idle: every thread asleep at two looks 200 us
+  // apart, and the clock unchanged between them (at most ~50 ms; *settled
+  // false if it never was).
+  uint64_t IdleCpuNs(bool* settled) const {
     uint64_t last = CpuNs();
-    for (int i = 0; i < 50; ++i) {
+    bool quiet_before = Quiet();
+    for (int i = 0; i < 250; ++i) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
+      const bool quiet = Quiet();
       const uint64_t now = CpuNs();
-      if (now == last) break;
+      if (quiet_before && quiet && now == last) {
+        *settled = true;
+        return now;
+      }
       last = now;
+      quiet_before = quiet;
     }
+    *settled = false;
     return last;
   }
 
  private:
   std::string log_;
   pid_t pid_ = -1;
+  clockid_t cpu_clock_ = 0;
   int port_ = 0;
 };
 
@@ -290,7 +327,7 @@ int Run() {
             : std::vector<uint32_t>{8, 64, 512, 4096};
   const std::vector<uint32_t> max_lens =
       quick ? std::vector<uint32_t>{kMaxLenLimit}
-            : std::vector<uint32_t>{4096, kMaxLenLimit};
+            : std::vector<uint32_t>{1, 4096, kMaxLenLimit};
   std::string load;
   {
     std::ifstream in("/proc/loadavg");
@@ -300,7 +337,8 @@ int Run() {
   }
   const std::string flags = absl::GetFlag(FLAGS_server_flags);
   std::printf(
-      "cold_rows_cpu: server CPU (all threads, /proc/PID/task/*/schedstat) "
+      "cold_rows_cpu: server CPU (the server process's CPU clock, all "
+      "threads, read with the server idle before and after each call) "
       "and core CPU (EncodingPlan + ComputeRow in this process) per cold "
       "one-row GetRows, %d calls per case, each a new family (fresh base), "
       "one client, one call at a time; server flags: %s; load average at "
@@ -314,6 +352,7 @@ int Run() {
   std::mt19937_64 rng(22);
   uint64_t serial = 0;
   int failures = 0;
+  uint64_t unsettled = 0;  // calls the server was not seen idle around
   std::vector<std::string> over;
   double worst_p99 = 0, worst_max = 0;
   std::string worst_p99_case, worst_max_case;
@@ -336,9 +375,11 @@ int Run() {
             // A family nobody asked for: bases 10000 + n/1024 (exact).
             spec.base = 10000 + static_cast<double>(++serial) / 1024;
             const uint32_t pos = static_cast<uint32_t>(rng() % max_len);
-            const uint64_t before = server.IdleCpuNs();
+            bool settled_before = false, settled_after = false;
+            const uint64_t before = server.IdleCpuNs(&settled_before);
             absl::StatusOr<Tensor> got = client.GetRows(spec, {pos});
-            const uint64_t after = server.IdleCpuNs();
+            const uint64_t after = server.IdleCpuNs(&settled_after);
+            if (!settled_before || !settled_after) ++unsettled;
             if (!got.ok()) {
               if (++failures <= 5) {
                 std::fprintf(stderr, "cold_rows_cpu: %s: %s\n",
@@ -389,6 +430,10 @@ int Run() {
       Percentile(all, 1.0));
   std::printf("worst p99: %.0f us (%s); worst max: %.0f us (%s)\n", worst_p99,
               worst_p99_case.c_str(), worst_max, worst_max_case.c_str());
+  std::printf(
+      "calls around which the server was not seen idle within 50 ms (their "
+      "figure may miss or add work): %llu\n",
+      static_cast<unsigned long long>(unsettled));
   std::printf("cases over %.0f us (p99 or max): %zu\n", limit, over.size());
   for (const std::string& o : over) std::printf("  %s\n", o.c_str());
   if (failures > 0) {
