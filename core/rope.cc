@@ -614,7 +614,9 @@ void ScaledFrequencyMpfr(const RopeScaling& rope, uint32_t d, double base,
 void ScaledFrequencies192(const RopeScaling& rope, uint32_t d, double base,
                           mpfr_ptr out) {
   // Powers instead of d/2 exponentials (a cold one-row call on a new family
-  // pays for this loop: at d = 4096, 20-40 ms by exp/log per frequency).
+  // pays for this loop). At d = 4096, best of 5, load average ~7: 0.1 ms
+  // (dynamic) to 1.3 ms (Llama 3, whose bands are decided per pair), where
+  // ScaledFrequencyMpfr per pair took 10-26 ms.
   // g^i at q = p + 16 bits, g within 2^(12 - q) of its real value g*: the
   // i - 1 products add i - 1 roundings of 2^-q, so
   // |g^i - g*^i| <= i (2^(12 - q) + 2^-q) (1 + 2^-40) g*^i
