@@ -4,8 +4,8 @@
 // and the server's limit 2^24.
 //
 // Starts its own posenc_server (--server, default flags plus
-// --server_flags) on 127.0.0.1 and calls it from one client, one call at a
-// time. Every call asks for one row of a table family nobody asked for
+// --server_flags) on 127.0.0.1, a new one for each scheme
+// (--fresh_server), and calls it from one client, one call at a time. Every call asks for one row of a table family nobody asked for
 // before (a fresh base), so it takes the whole cold path: the request is
 // parsed and checked, the cache misses, the compute pool builds the
 // family's plan (its d/2 exact frequencies, MPFR) and computes one row.
@@ -70,6 +70,10 @@ ABSL_FLAG(std::string, schemes, "",
           "rope-linear, rope-dynamic, rope-yarn, rope-llama3, rope-longrope); "
           "empty: all");
 ABSL_FLAG(double, limit_us, 1000, "report cases whose p99 or max passes it");
+ABSL_FLAG(bool, fresh_server, true,
+          "a new server for each scheme (what a server has served before, "
+          "e.g. thousands of one-row tables cached, stays out of the next "
+          "scheme's figures)");
 ABSL_FLAG(bool, core, true,
           "also time EncodingPlan + ComputeRow in this process (this "
           "binary's core/, which may not be the server's)");
@@ -299,24 +303,34 @@ int Run() {
     std::fprintf(stderr, "cold_rows_cpu: --server=PATH is required\n");
     return 1;
   }
-  Server server(binary, absl::GetFlag(FLAGS_server_flags));
-  if (server.port() == 0) {
-    std::fprintf(stderr, "cold_rows_cpu: %s did not start\n", binary.c_str());
-    return 1;
-  }
-  PosencClient::Options options;
-  options.target = absl::StrCat("127.0.0.1:", server.port());
-  options.timeout = absl::Seconds(60);
-  PosencClient client(options);
-  // Connection up, and the server's first-call costs paid (not measured).
-  for (int i = 0; i < 20; ++i) {
-    TableSpec warm = Plain(64, kMaxLenLimit);
-    warm.base = 3.5 + i;
-    if (!client.GetRows(warm, {uint32_t(i)}).ok()) {
-      std::fprintf(stderr, "cold_rows_cpu: warm-up call failed\n");
-      return 1;
+  // A server and a client connected to it, first-call costs paid.
+  std::unique_ptr<Server> server;
+  std::unique_ptr<PosencClient> client;
+  auto start = [&]() -> bool {
+    client.reset();
+    server =
+        std::make_unique<Server>(binary, absl::GetFlag(FLAGS_server_flags));
+    if (server->port() == 0) {
+      std::fprintf(stderr, "cold_rows_cpu: %s did not start\n", binary.c_str());
+      return false;
     }
-  }
+    PosencClient::Options options;
+    options.target = absl::StrCat("127.0.0.1:", server->port());
+    options.timeout = absl::Seconds(60);
+    client = std::make_unique<PosencClient>(options);
+    // Connection up, and the server's first-call costs paid (not measured).
+    for (int i = 0; i < 20; ++i) {
+      TableSpec warm = Plain(64, kMaxLenLimit);
+      warm.base = 3.5 + i;
+      if (!client->GetRows(warm, {uint32_t(i)}).ok()) {
+        std::fprintf(stderr, "cold_rows_cpu: warm-up call failed\n");
+        return false;
+      }
+    }
+    return true;
+  };
+  const bool fresh_server = absl::GetFlag(FLAGS_fresh_server);
+  if (!start()) return 1;
 
   const bool quick = absl::GetFlag(FLAGS_quick);
   const int calls = absl::GetFlag(FLAGS_calls);
@@ -341,9 +355,10 @@ int Run() {
       "threads, read with the server idle before and after each call) "
       "and core CPU (EncodingPlan + ComputeRow in this process) per cold "
       "one-row GetRows, %d calls per case, each a new family (fresh base), "
-      "one client, one call at a time; server flags: %s; load average at "
-      "start %s\n",
-      calls, flags.empty() ? "defaults" : flags.c_str(), load.c_str());
+      "one client, one call at a time; %s; server flags: %s; load average "
+      "at start %s\n",
+      calls, fresh_server ? "a new server per scheme" : "one server",
+      flags.empty() ? "defaults" : flags.c_str(), load.c_str());
   std::printf("%-14s %-8s %5s %9s | %-29s | %-29s\n", "", "", "", "",
               "server CPU per call (us)", "core CPU per call (us)");
   std::printf("%-14s %-8s %5s %9s | %9s %9s %9s | %9s %9s %9s\n", "scheme",
@@ -364,6 +379,7 @@ int Run() {
         std::find(only.begin(), only.end(), scheme.name) == only.end()) {
       continue;
     }
+    if (fresh_server && &scheme != &kSchemes[0] && !start()) return 1;
     for (uint32_t d : ds) {
       for (uint32_t max_len : max_lens) {
         for (DType dtype : kDTypes) {
@@ -376,9 +392,9 @@ int Run() {
             spec.base = 10000 + static_cast<double>(++serial) / 1024;
             const uint32_t pos = static_cast<uint32_t>(rng() % max_len);
             bool settled_before = false, settled_after = false;
-            const uint64_t before = server.IdleCpuNs(&settled_before);
-            absl::StatusOr<Tensor> got = client.GetRows(spec, {pos});
-            const uint64_t after = server.IdleCpuNs(&settled_after);
+            const uint64_t before = server->IdleCpuNs(&settled_before);
+            absl::StatusOr<Tensor> got = client->GetRows(spec, {pos});
+            const uint64_t after = server->IdleCpuNs(&settled_after);
             if (!settled_before || !settled_after) ++unsettled;
             if (!got.ok()) {
               if (++failures <= 5) {
