@@ -5,10 +5,11 @@
 //
 // Starts its own posenc_server (--server, default flags plus
 // --server_flags) on 127.0.0.1, a new one for each scheme
-// (--fresh_server), and calls it from one client, one call at a time. Every call asks for one row of a table family nobody asked for
-// before (a fresh base), so it takes the whole cold path: the request is
-// parsed and checked, the cache misses, the compute pool builds the
-// family's plan (its d/2 exact frequencies, MPFR) and computes one row.
+// (--fresh_server), and calls it from one client, one call at a time. Every
+// call asks for one row of a table family nobody asked for before (a fresh
+// base), so it takes the whole cold path: the request is parsed and checked,
+// the cache misses, the compute pool builds the family's plan (its d/2 exact
+// frequencies, MPFR) and computes one row.
 //
 // Two figures per call, side by side:
 //   - server CPU: the server process's CPU-time clock (clock_getcpuclockid:
