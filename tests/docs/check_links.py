@@ -113,8 +113,14 @@ def github_slug(heading):
     text = heading.strip()
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links: text
     text = re.sub(r"<[^>]+>", "", text)                    # HTML tags
-    text = text.replace("`", "")
-    text = re.sub(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
+    # Emphasis markers go (not inside code spans; an underscore inside a
+    # word, as in cold_rows_cpu, is no emphasis), then the backticks.
+    parts = re.split(r"(`+[^`]*`+)", text)
+    for k in range(0, len(parts), 2):
+        parts[k] = re.sub(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1", r"\2", parts[k])
+        parts[k] = re.sub(r"(?<!\w)(__|_)(?=\S)(.+?)(?<=\S)\1(?!\w)", r"\2",
+                          parts[k])
+    text = "".join(parts).replace("`", "")
     text = text.lower()
     kept = []
     for ch in text:
