@@ -1272,8 +1272,9 @@ type CacheStats struct {
 	BudgetBytes uint64 `protobuf:"varint,6,opt,name=budget_bytes,json=budgetBytes,proto3" json:"budget_bytes,omitempty"`
 	// Tables computed so far (each single-flight computation counts once).
 	Computations uint64 `protobuf:"varint,7,opt,name=computations,proto3" json:"computations,omitempty"`
-	// Whole-table computations let into the cache (admission rule in the
-	// README: TinyLFU frequency against the tables it would evict).
+	// Whole-table computations let into the cache (admission rule in
+	// docs/cache-and-costs.md: TinyLFU frequency against the tables it would
+	// evict).
 	Admissions uint64 `protobuf:"varint,8,opt,name=admissions,proto3" json:"admissions,omitempty"`
 	// Whole-table computations refused by the admission rule; such a call
 	// computed only its own answer.
