@@ -7,10 +7,7 @@
 #include "core/mpfr_value.h"
 
 namespace posenc {
-namespace {
 
-// Splits f into w0 + w1 + w2 (each the nearest double to what is left), so
-// |f - (w0 + w1 + w2)| <= 2^-159 |f|. `rest` is scratch of f's precision.
 // The reference: SplitIntoWordsFast computes the same three doubles.
 FrequencyWords SplitIntoWords(mpfr_srcptr f, mpfr_ptr rest) {
   // The remainders are exact: each subtraction cancels the leading bits.
@@ -22,6 +19,8 @@ FrequencyWords SplitIntoWords(mpfr_srcptr f, mpfr_ptr rest) {
   w.w2 = mpfr_get_d(rest, MPFR_RNDN);
   return w;
 }
+
+namespace {
 
 // A magnitude of up to 256 bits, least significant limb first.
 using Limbs = std::array<uint64_t, 4>;

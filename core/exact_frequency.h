@@ -34,6 +34,11 @@ struct FrequencyWords {
   double w0 = 0, w1 = 0, w2 = 0;
 };
 
+// Splits f (at least 160 bits) into w0 + w1 + w2, each the nearest double to
+// what is left, so |f - (w0 + w1 + w2)| <= 2^-159 |f| (words normal: f >=
+// 2^-900). `rest` is scratch of f's precision.
+FrequencyWords SplitIntoWords(mpfr_srcptr f, mpfr_ptr rest);
+
 // All d/2 frequencies of `spec`, computed as f_i = g^i with g = f_1 at 192
 // bits (O(d) multiplications; error i * 2^-180 < 2^-164.9 relative, so the
 // three words are within 2^-158.9 of f_i).

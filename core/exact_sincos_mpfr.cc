@@ -2,6 +2,7 @@
 
 #include <mpfr.h>
 
+#include "absl/functional/function_ref.h"
 #include "core/exact_frequency.h"
 #include "core/rope.h"
 #include "core/rounding.h"
@@ -26,6 +27,55 @@ bool RoundIfDecided(mpfr_srcptr s, mpfr_srcptr err, DType dtype,
   if (a != b) return false;
   *bits = a;
   return true;
+}
+
+// The Ziv loop of both public functions: sin/cos(position * F), times the
+// attention factor a when `scaled`. `frequency` sets its argument (any
+// precision w) within 2^(12 - w) relative of F, `attention` within
+// 2^(8 - w) of a.
+void ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
+                   absl::FunctionRef<void(mpfr_ptr)> attention, bool scaled,
+                   double position, DType dtype, uint64_t* sin_bits,
+                   uint64_t* cos_bits) {
+  bool have_sin = false, have_cos = false;
+  for (mpfr_prec_t w = 128;; w *= 2) {
+    mpfr_t f, x, s, c, err, term, a, sa;
+    mpfr_inits2(w, f, x, s, c, a, sa, static_cast<mpfr_ptr>(nullptr));
+    if (scaled) attention(a);
+    mpfr_inits2(64, err, term, static_cast<mpfr_ptr>(nullptr));
+    // |f - F| <= 2^(12-w) F; x = RN(f * position) adds 2^-w relative:
+    // |x - position * F| <= 2^(12.01-w) |x| < 2^(13 - w + EXP(x)).
+    frequency(f);
+    mpfr_mul_d(x, f, position, MPFR_RNDN);
+    mpfr_sin_cos(s, c, x, MPFR_RNDN);  // each correctly rounded at w bits
+    // sin and cos are 1-Lipschitz, so each result is off by at most
+    // |x error| + its own half-ulp (< 2^(EXP(result) - w)).
+    for (int k = 0; k < 2; ++k) {
+      const bool is_sin = k == 0;
+      if (is_sin ? have_sin : have_cos) continue;
+      mpfr_srcptr v = is_sin ? s : c;
+      if (mpfr_zero_p(v)) continue;  // excluded by the preconditions; retry
+      mpfr_set_ui_2exp(err, 1, 13 - w + mpfr_get_exp(x), MPFR_RNDU);
+      mpfr_set_ui_2exp(term, 1, mpfr_get_exp(v) - w, MPFR_RNDU);
+      mpfr_add(err, err, term, MPFR_RNDU);
+      if (scaled) {
+        // v * a with a within 2^(8-w): error <= err * a' + |v a| 2^(10-w),
+        // a' = a (1 + 2^-60) covering a's own error.
+        mpfr_mul(sa, v, a, MPFR_RNDN);
+        mpfr_mul(err, err, a, MPFR_RNDU);
+        mpfr_mul_d(err, err, 1 + 0x1p-60, MPFR_RNDU);
+        mpfr_abs(term, sa, MPFR_RNDU);
+        mpfr_mul_2si(term, term, 10 - w, MPFR_RNDU);
+        mpfr_add(err, err, term, MPFR_RNDU);
+        v = sa;
+      }
+      if (RoundIfDecided(v, err, dtype, is_sin ? sin_bits : cos_bits)) {
+        (is_sin ? have_sin : have_cos) = true;
+      }
+    }
+    mpfr_clears(f, x, s, c, err, term, a, sa, static_cast<mpfr_ptr>(nullptr));
+    if (have_sin && have_cos) return;
+  }
 }
 
 }  // namespace
@@ -66,45 +116,16 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
       if (done) return;
     }
   }
-  bool have_sin = false, have_cos = false;
-  for (mpfr_prec_t w = 128;; w *= 2) {
-    mpfr_t f, x, s, c, err, term, a, sa;
-    mpfr_inits2(w, f, x, s, c, a, sa, static_cast<mpfr_ptr>(nullptr));
-    if (scaled) AttentionFactorMpfr(*spec.rope, a);
-    mpfr_inits2(64, err, term, static_cast<mpfr_ptr>(nullptr));
-    // |f - f_i| <= 2^(12-w) f_i; x = RN(f * pos) adds 2^-w relative:
-    // |x - pos * f_i| <= 2^(12.01-w) |x| < 2^(13 - w + EXP(x)).
-    FrequencyMpfr(spec, i, f);
-    mpfr_mul_ui(x, f, pos, MPFR_RNDN);
-    mpfr_sin_cos(s, c, x, MPFR_RNDN);  // each correctly rounded at w bits
-    // sin and cos are 1-Lipschitz, so each result is off by at most
-    // |x error| + its own half-ulp (< 2^(EXP(result) - w)).
-    for (int k = 0; k < 2; ++k) {
-      const bool is_sin = k == 0;
-      if (is_sin ? have_sin : have_cos) continue;
-      mpfr_srcptr v = is_sin ? s : c;
-      if (mpfr_zero_p(v)) continue;  // cannot happen for pos > 0; retry
-      mpfr_set_ui_2exp(err, 1, 13 - w + mpfr_get_exp(x), MPFR_RNDU);
-      mpfr_set_ui_2exp(term, 1, mpfr_get_exp(v) - w, MPFR_RNDU);
-      mpfr_add(err, err, term, MPFR_RNDU);
-      if (scaled) {
-        // v * a with a within 2^(8-w): error <= err * a' + |v a| 2^(10-w),
-        // a' = a (1 + 2^-60) covering a's own error.
-        mpfr_mul(sa, v, a, MPFR_RNDN);
-        mpfr_mul(err, err, a, MPFR_RNDU);
-        mpfr_mul_d(err, err, 1 + 0x1p-60, MPFR_RNDU);
-        mpfr_abs(term, sa, MPFR_RNDU);
-        mpfr_mul_2si(term, term, 10 - w, MPFR_RNDU);
-        mpfr_add(err, err, term, MPFR_RNDU);
-        v = sa;
-      }
-      if (RoundIfDecided(v, err, spec.dtype, is_sin ? sin_bits : cos_bits)) {
-        (is_sin ? have_sin : have_cos) = true;
-      }
-    }
-    mpfr_clears(f, x, s, c, err, term, a, sa, static_cast<mpfr_ptr>(nullptr));
-    if (have_sin && have_cos) return;
-  }
+  ZivSinCosBits([&](mpfr_ptr f) { FrequencyMpfr(spec, i, f); },
+                [&](mpfr_ptr a) { AttentionFactorMpfr(*spec.rope, a); }, scaled,
+                static_cast<double>(pos), spec.dtype, sin_bits, cos_bits);
+}
+
+void ExactSinCosBitsOfReal(absl::FunctionRef<void(mpfr_ptr)> frequency,
+                           double x, DType dtype, uint64_t* sin_bits,
+                           uint64_t* cos_bits) {
+  ZivSinCosBits(
+      frequency, [](mpfr_ptr) {}, false, x, dtype, sin_bits, cos_bits);
 }
 
 }  // namespace posenc

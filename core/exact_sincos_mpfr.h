@@ -8,8 +8,11 @@
 #ifndef POSENC_CORE_EXACT_SINCOS_MPFR_H_
 #define POSENC_CORE_EXACT_SINCOS_MPFR_H_
 
+#include <mpfr.h>
+
 #include <cstdint>
 
+#include "absl/functional/function_ref.h"
 #include "core/table_spec.h"
 
 namespace posenc {
@@ -19,6 +22,15 @@ namespace posenc {
 // Preconditions: ValidateSpec(spec) is OK, i < spec.d / 2.
 void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
                      uint64_t* sin_bits, uint64_t* cos_bits);
+
+// Bits (in dtype) of RNE(sin(x * F)) and RNE(cos(x * F)) for a double x and
+// a real frequency F that `frequency(out)` evaluates at out's precision w
+// (any w >= 64) within 2^(12 - w) * F. Preconditions: x != 0, |x F| <= 2^24,
+// and neither sin(x F) nor cos(x F) is zero (an exact zero is never decided
+// by an interval: the caller handles whole quarter turns itself).
+void ExactSinCosBitsOfReal(absl::FunctionRef<void(mpfr_ptr)> frequency,
+                           double x, DType dtype, uint64_t* sin_bits,
+                           uint64_t* cos_bits);
 
 }  // namespace posenc
 

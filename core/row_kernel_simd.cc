@@ -82,13 +82,13 @@ HWY_INLINE void SinCosVec(D d, V pos, V w0, V w1, V& sin_x, V& cos_x,
 }
 
 bool Float32RowSimdImpl(const double* w0, const double* w1, uint32_t columns,
-                        uint32_t half, Layout layout, uint32_t pos, float* row,
+                        uint32_t half, Layout layout, double pos, float* row,
                         SlowColumnFn slow, void* ctx) {
   const hn::ScalableTag<double> d;
   const hn::Rebind<float, decltype(d)> df;
   const hn::RebindToUnsigned<decltype(df)> du32;
   const size_t n = hn::Lanes(d);
-  const auto p = hn::Set(d, static_cast<double>(pos));
+  const auto p = hn::Set(d, pos);
   const auto slack = hn::Set(d, kFastCheckSlack);
   float* const sin_base = SinBase(layout, row, half);
   float* const cos_base = CosBase(layout, row, half);
@@ -124,11 +124,11 @@ bool Float32RowSimdImpl(const double* w0, const double* w1, uint32_t columns,
 }
 
 bool SinCosColumnsSimdImpl(const double* w0, const double* w1, uint32_t columns,
-                           uint32_t pos, double* sin_out, double* cos_out,
+                           double pos, double* sin_out, double* cos_out,
                            uint8_t* risky_out) {
   const hn::ScalableTag<double> d;
   const size_t n = hn::Lanes(d);
-  const auto p = hn::Set(d, static_cast<double>(pos));
+  const auto p = hn::Set(d, pos);
   const auto one = hn::Set(d, 1.0);
   for (uint32_t i = 0; i < columns; i += n) {
     hn::Vec<decltype(d)> s, c;
@@ -654,7 +654,7 @@ HWY_INLINE void HornerDdV(D d, const DoubleDouble* c, V zh, V zl, V& ah,
 // [0, columns) at one position, operation for operation (same bits);
 // risky results are stored with NaN high words.
 bool DdSinCosColumnsSimdImpl(const double* w0, const double* w1,
-                             const double* w2, uint32_t columns, uint32_t pos,
+                             const double* w2, uint32_t columns, double pos,
                              double* s_hi, double* s_lo, double* c_hi,
                              double* c_lo) {
   const hn::ScalableTag<double> d;
@@ -662,7 +662,7 @@ bool DdSinCosColumnsSimdImpl(const double* w0, const double* w1,
   using V = hn::Vec<decltype(d)>;
   const DoubleDoubleTaylor& tt = DoubleDoubleTaylorTables();
   const size_t n = hn::Lanes(d);
-  const V p = hn::Set(d, static_cast<double>(pos));
+  const V p = hn::Set(d, pos);
   const V nan = hn::Set(d, std::numeric_limits<double>::quiet_NaN());
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
     const V f0 = hn::LoadU(d, w0 + i), f1 = hn::LoadU(d, w1 + i);
@@ -854,10 +854,10 @@ const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
 #else  // !POSENC_SIMD_FMA
 
 bool Float32RowSimdImpl(const double*, const double*, uint32_t, uint32_t,
-                        Layout, uint32_t, float*, SlowColumnFn, void*) {
+                        Layout, double, float*, SlowColumnFn, void*) {
   return false;
 }
-bool SinCosColumnsSimdImpl(const double*, const double*, uint32_t, uint32_t,
+bool SinCosColumnsSimdImpl(const double*, const double*, uint32_t, double,
                            double*, double*, uint8_t*) {
   return false;
 }
@@ -881,7 +881,7 @@ bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
   return false;
 }
 bool DdSinCosColumnsSimdImpl(const double*, const double*, const double*,
-                             uint32_t, uint32_t, double*, double*, double*,
+                             uint32_t, double, double*, double*, double*,
                              double*) {
   return false;
 }
@@ -941,7 +941,7 @@ bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
 }
 
 bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,
-                         uint32_t columns, uint32_t pos, double* s_hi,
+                         uint32_t columns, double pos, double* s_hi,
                          double* s_lo, double* c_hi, double* c_lo) {
   return HWY_DYNAMIC_DISPATCH(DdSinCosColumnsSimdImpl)(w0, w1, w2, columns, pos,
                                                        s_hi, s_lo, c_hi, c_lo);
@@ -950,14 +950,14 @@ bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,
 void FlushStreamingStores() { HWY_DYNAMIC_DISPATCH(FlushStreamImpl)(); }
 
 bool Float32RowSimd(const double* w0, const double* w1, uint32_t columns,
-                    uint32_t half, Layout layout, uint32_t pos, float* row,
+                    uint32_t half, Layout layout, double pos, float* row,
                     SlowColumnFn slow, void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Float32RowSimdImpl)(w0, w1, columns, half, layout,
                                                   pos, row, slow, ctx);
 }
 
 bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,
-                       uint32_t pos, double* sin_out, double* cos_out,
+                       double pos, double* sin_out, double* cos_out,
                        uint8_t* risky) {
   return HWY_DYNAMIC_DISPATCH(SinCosColumnsSimdImpl)(w0, w1, columns, pos,
                                                      sin_out, cos_out, risky);

@@ -5,8 +5,11 @@
 // On CPUs without FMA they report `false` and callers use the scalar path.
 //
 // Pure functions, thread-safe. Preconditions: the frequency arrays hold at
-// least RoundUpToKernelLanes(columns) entries (pad with 1.0 / 0.0), every
-// w0 in [2^-900, 1], pos an integer in [1, 2^24].
+// least RoundUpToKernelLanes(columns) entries (pad with 1.0 / 0.0, or with
+// copies of a real column), every w0 >= 2^-900, and pos a double (an
+// integer position of a table, or a real point of core/real_encoding_plan.h)
+// with |pos * w0| <= 2^24 in every lane: the error bounds depend on the
+// angle's magnitude, not on pos being an integer.
 #ifndef POSENC_CORE_ROW_KERNEL_SIMD_H_
 #define POSENC_CORE_ROW_KERNEL_SIMD_H_
 
@@ -33,14 +36,14 @@ using SlowColumnFn = void (*)(void* ctx, uint32_t column);
 // undecided value or a partial vector at the end.
 // Returns false (writing nothing) if this CPU has no SIMD target with FMA.
 bool Float32RowSimd(const double* w0, const double* w1, uint32_t columns,
-                    uint32_t half, Layout layout, uint32_t pos, float* row,
+                    uint32_t half, Layout layout, double pos, float* row,
                     SlowColumnFn slow, void* ctx);
 
 // sin/cos(pos * (w0 + w1)) in double for columns [0, columns), with relative
 // error <= kFastRelError unless risky[i] != 0. Writes RoundUpToKernelLanes
 // entries. Returns false if this CPU has no SIMD target with FMA.
 bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,
-                       uint32_t pos, double* sin_out, double* cos_out,
+                       double pos, double* sin_out, double* cos_out,
                        uint8_t* risky);
 
 // Float32 row p0 + j from its anchor row p0 by angle addition
@@ -118,7 +121,7 @@ bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
 // hi/lo arrays; risky results get a NaN hi word. Writes
 // RoundUpToKernelLanes(columns) entries. False if no SIMD target with FMA.
 bool DdSinCosColumnsSimd(const double* w0, const double* w1, const double* w2,
-                         uint32_t columns, uint32_t pos, double* s_hi,
+                         uint32_t columns, double pos, double* s_hi,
                          double* s_lo, double* c_hi, double* c_lo);
 
 // Orders earlier non-temporal stores of this thread before later stores

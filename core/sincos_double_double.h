@@ -34,7 +34,11 @@ struct DoubleDoubleSinCos {
   bool risky;  // the error bound does not hold; use the MPFR path
 };
 
-// Precondition: pos an integer in [0, 2^24]; f.w0 in [2^-900, 1].
+// Precondition: |pos * f| <= 2^24 (pos an integer position of a table, or
+// a real point of core/real_encoding_plan.h), f.w0 >= 2^-900. The bounds
+// above depend on the angle's magnitude only. With `risky` set the result
+// is still within 2^-128 (absolute, the reduction) + 2^-98 |value|
+// (relative), which the real-point path uses near zero crossings.
 DoubleDoubleSinCos DoubleDoubleSinCosOf(double pos, const FrequencyWords& f);
 
 // Taylor coefficients of DoubleDoubleSinCosOf (for the SIMD version in

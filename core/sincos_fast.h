@@ -70,8 +70,8 @@ struct FastSinCos {
   bool risky;  // the error bound does not hold; use a slower path
 };
 
-// Precondition: 0 <= pos <= 2^24 (an integer), w0 in [2^-900, 1], w1 the
-// second word of the frequency.
+// Precondition: |pos * w0| <= 2^24 (pos an integer position, or a real
+// point), w0 >= 2^-900, w1 the second word of the frequency.
 inline FastSinCos FastSinCosScalar(double pos, double w0, double w1) {
   // Angle as xh + xl.
   const double xh = pos * w0;

@@ -1,0 +1,344 @@
+#include "core/real_encoding_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/double_double.h"
+#include "core/exact_sincos_mpfr.h"
+#include "core/real_frequencies.h"
+#include "core/rounding.h"
+#include "core/row_kernel_simd.h"
+#include "core/shortest_double.h"
+#include "core/sincos_double_double.h"
+#include "core/sincos_fast.h"
+
+namespace posenc {
+namespace {
+
+// Bits of RNE(t) given y with |y - t| <= e, or false when [y - e, y + e]
+// (ends rounded by RN, covered by the callers' margins) holds a rounding
+// boundary or both signs. |y| <= 2.
+bool RoundIfDecided(double y, double e, DType dtype, uint64_t* bits) {
+  const uint64_t lo = RoundDoubleToBits(y - e, dtype);
+  const uint64_t hi = RoundDoubleToBits(y + e, dtype);
+  if (lo != hi) return false;
+  *bits = lo;
+  return true;
+}
+
+// The double-double path's bound with the reduction's absolute error
+// (2^-128 when q != 0, docs/numerics.md) kept absolute instead of flagging
+// small reduced arguments as risky: |v - exact| <= 2^-125 + 2^-96 |v|
+// (claimed with a factor of 8 and 4 to spare).
+constexpr double kDdAbsSlack = 0x1p-124;
+constexpr double kDdRelSlack = 0x1p-94;
+
+bool RoundDoubleDoubleIfDecided(DoubleDouble v, DType dtype, uint64_t* bits) {
+  if (dtype == DType::kFloat64) {
+    // RN(hi + t) is monotone in t; the slack covers the bound and the
+    // rounding of lo -+ slack.
+    const double slack = kDdAbsSlack + kDdRelSlack * std::fabs(v.hi);
+    const double lo = v.hi + (v.lo - slack);
+    const double hi = v.hi + (v.lo + slack);
+    if (lo != hi || std::signbit(lo) != std::signbit(hi)) return false;
+    *bits = EncodeExact(lo, dtype);
+    return true;
+  }
+  // hi alone is within 2^-53 |hi| of hi + lo.
+  return RoundIfDecided(v.hi, kDdAbsSlack + 0x1p-51 * std::fabs(v.hi), dtype,
+                        bits);
+}
+
+// The coordinates of include_input: RNE to dtype at any magnitude (a
+// 16-bit format overflows to infinity, as IEEE rounding does).
+uint64_t RoundInputToBits(double x, DType dtype) {
+  if (dtype == DType::kFloat64) return EncodeExact(x, dtype);
+  if (dtype == DType::kFloat32) {
+    return EncodeExact(static_cast<float>(x), dtype);  // one RNE; inf past max
+  }
+  const bool bf16 = dtype == DType::kBFloat16;
+  // Half-way between the largest finite value and the next power of two:
+  // from there on RNE gives infinity.
+  const double overflow = bf16 ? 0x1.ffp127 : 65520.0;
+  if (std::fabs(x) >= overflow) {
+    const uint64_t inf = bf16 ? 0x7F80 : 0x7C00;
+    return std::signbit(x) ? inf | 0x8000 : inf;
+  }
+  return RoundDoubleToBits(x, dtype);  // exact arithmetic at any magnitude
+}
+
+constexpr uint32_t kBlock = 256;  // columns per SIMD call of the 16/64 paths
+static_assert(kBlock % kMaxKernelLanes == 0);
+
+}  // namespace
+
+// The `slow` callback of the float32 SIMD kernel: the per-value paths for
+// one column of coordinate c.
+struct RealSlowColumn {
+  const RealEncodingPlan* plan;
+  uint32_t c;
+  double x;
+  std::byte* row;
+  static void Call(void* self, uint32_t column) {
+    const auto* s = static_cast<const RealSlowColumn*>(self);
+    s->plan->ComputeValue(s->c, column, s->x, s->row);
+  }
+};
+
+RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
+    : spec_(spec),
+      half_(spec.half()),
+      pairs_(static_cast<uint32_t>(spec.pairs())),
+      freq_(RealFrequencies(spec)) {
+  const size_t padded = RoundUpToKernelLanes(half_);
+  w0_.resize(padded);
+  w1_.resize(padded);
+  w2_.resize(padded);
+  double w0_max = 0;
+  for (size_t i = 0; i < padded; ++i) {
+    const FrequencyWords& f = freq_[std::min<size_t>(i, half_ - 1)];
+    w0_[i] = f.w0;
+    w1_[i] = f.w1;
+    w2_[i] = f.w2;
+    w0_max = std::max(w0_max, f.w0);
+  }
+  // The largest |x| with |x| * F_max <= 2^24. F_max is within 2^-52 of
+  // its first word, exactly it when the other words are zero (a scale of
+  // a power of two, F_0 = scale).
+  const FrequencyWords& top =
+      *std::find_if(freq_.begin(), freq_.end(),
+                    [&](const FrequencyWords& f) { return f.w0 == w0_max; });
+  double m = kMaxAngle / w0_max;
+  if (top.w1 == 0 && top.w2 == 0) {
+    double p, e;
+    TwoProd(m, w0_max, p, e);
+    if (p > kMaxAngle || (p == kMaxAngle && e > 0)) m = std::nextafter(m, 0.0);
+  } else {
+    m *= 1 - 0x1p-50;
+  }
+  max_abs_position_ = m;
+}
+
+absl::StatusOr<RealEncodingPlan> RealEncodingPlan::Create(
+    const RealEncodingSpec& spec, const SpecLimits& limits) {
+  absl::Status status = ValidateRealEncodingSpec(spec, limits);
+  if (!status.ok()) return status;
+  status = RealFrequencyRangeError(spec);
+  if (!status.ok()) return status;
+  return RealEncodingPlan(spec);
+}
+
+absl::Status RealEncodingPlan::ValidatePositions(
+    absl::Span<const double> positions, uint32_t max_points) const {
+  const uint32_t coords = spec_.coordinates;
+  if (positions.empty()) {
+    return absl::InvalidArgumentError(
+        "positions: empty; give at least one point");
+  }
+  if (positions.size() % coords != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "positions: ", positions.size(),
+        " values is not a whole number of points of spec.coordinates = ",
+        coords, " values each"));
+  }
+  const size_t points = positions.size() / coords;
+  if (points > max_points) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("positions: ", points, " points exceed the limit of ",
+                     max_points, " per request (--max_rows_per_request)"));
+  }
+  for (size_t k = 0; k < positions.size(); ++k) {
+    const double x = positions[k];
+    const double a = std::fabs(x);
+    if (!std::isfinite(x)) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "positions[", k, "] = ", ShortestDouble(x), " is not finite"));
+    }
+    if (a != 0 && a < kMinNonzeroPosition) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "positions[", k, "] = ", ShortestDouble(x),
+          ": a nonzero position must be at least 2^-64 in magnitude"));
+    }
+    if (a > max_abs_position_) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "positions[", k, "] = ", ShortestDouble(x),
+          ": |position| times the largest frequency (scale included) must "
+          "be at most 2^24, so |position| <= ",
+          ShortestDouble(max_abs_position_)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
+                                   std::byte* out) const {
+  const size_t row_bytes = spec_.row_bytes();
+  const size_t points = positions.size() / spec_.coordinates;
+  for (size_t p = 0; p < points; ++p) {
+    ComputeRow(positions.data() + p * spec_.coordinates, out + p * row_bytes);
+  }
+}
+
+void RealEncodingPlan::ComputeRow(const double* point, std::byte* row) const {
+  const DType dtype = spec_.dtype;
+  const size_t size = DTypeSize(dtype);
+  for (uint32_t c = 0; c < spec_.coordinates; ++c) {
+    ComputeCoordinate(c, point[c], row);
+  }
+  size_t column = 2 * size_t{pairs_};
+  if (spec_.pad_odd_dim) {
+    StoreBits(EncodeExact(0.0, dtype), dtype, row + column * size);
+    ++column;
+  }
+  if (spec_.include_input) {
+    for (uint32_t c = 0; c < spec_.coordinates; ++c, ++column) {
+      StoreBits(RoundInputToBits(point[c], dtype), dtype, row + column * size);
+    }
+  }
+}
+
+void RealEncodingPlan::StorePair(uint32_t c, uint32_t i, uint64_t sin_bits,
+                                 uint64_t cos_bits, std::byte* row) const {
+  const size_t size = DTypeSize(spec_.dtype);
+  const size_t j = size_t{c} * half_ + i;
+  size_t sin_col, cos_col;
+  switch (spec_.layout) {
+    case Layout::kConcatSinCos:
+      sin_col = j;
+      cos_col = pairs_ + j;
+      break;
+    case Layout::kConcatCosSin:
+      cos_col = j;
+      sin_col = pairs_ + j;
+      break;
+    default:  // kInterleaved (the RoPE layouts are refused by validation)
+      sin_col = 2 * j;
+      cos_col = 2 * j + 1;
+      break;
+  }
+  StoreBits(sin_bits, spec_.dtype, row + sin_col * size);
+  StoreBits(cos_bits, spec_.dtype, row + cos_col * size);
+}
+
+void RealEncodingPlan::ComputeCoordinate(uint32_t c, double x,
+                                         std::byte* row) const {
+  const DType dtype = spec_.dtype;
+  if (x == 0) {  // sin(+-0) is exactly 0, taken as +0; cos(0) = 1
+    const uint64_t zero = EncodeExact(0.0, dtype),
+                   one = EncodeExact(1.0, dtype);
+    for (uint32_t i = 0; i < half_; ++i) StorePair(c, i, zero, one, row);
+    return;
+  }
+  if (dtype == DType::kFloat32) {
+    // The kernel places column i of a row of `pairs_` pairs; coordinate c's
+    // pairs start c * half_ pairs in.
+    const size_t offset = spec_.layout == Layout::kInterleaved
+                              ? 2 * size_t{c} * half_
+                              : size_t{c} * half_;
+    RealSlowColumn ctx{this, c, x, row};
+    if (Float32RowSimd(w0_.data(), w1_.data(), half_, pairs_, spec_.layout, x,
+                       reinterpret_cast<float*>(row) + offset,
+                       RealSlowColumn::Call, &ctx)) {
+      return;
+    }
+  } else if (dtype == DType::kFloat64) {
+    double s_hi[kBlock], s_lo[kBlock], c_hi[kBlock], c_lo[kBlock];
+    uint32_t done = 0;
+    for (uint32_t i = 0; i < half_; i += kBlock) {
+      const uint32_t n = std::min(kBlock, half_ - i);
+      if (!DdSinCosColumnsSimd(w0_.data() + i, w1_.data() + i, w2_.data() + i,
+                               n, x, s_hi, s_lo, c_hi, c_lo)) {
+        break;
+      }
+      done = i + n;
+      for (uint32_t k = 0; k < n; ++k) {
+        double s, co;
+        // A NaN high word marks a risky value: the per-value paths.
+        if (!std::isnan(s_hi[k]) && !std::isnan(c_hi[k]) &&
+            RoundDoubleDoubleToDouble({s_hi[k], s_lo[k]}, &s) &&
+            RoundDoubleDoubleToDouble({c_hi[k], c_lo[k]}, &co)) {
+          StorePair(c, i + k, EncodeExact(s, dtype), EncodeExact(co, dtype),
+                    row);
+        } else {
+          ComputeValue(c, i + k, x, row);
+        }
+      }
+    }
+    for (uint32_t i = done; i < half_; ++i) ComputeValue(c, i, x, row);
+    return;
+  } else {
+    double s[kBlock], co[kBlock];
+    uint8_t risky[kBlock];
+    uint32_t done = 0;
+    for (uint32_t i = 0; i < half_; i += kBlock) {
+      const uint32_t n = std::min(kBlock, half_ - i);
+      if (!SinCosColumnsSimd(w0_.data() + i, w1_.data() + i, n, x, s, co,
+                             risky)) {
+        break;
+      }
+      done = i + n;
+      for (uint32_t k = 0; k < n; ++k) {
+        uint64_t sb, cb;
+        if (!risky[k] &&
+            RoundIfDecided(s[k], kFastCheckSlack * std::fabs(s[k]), dtype,
+                           &sb) &&
+            RoundIfDecided(co[k], kFastCheckSlack * std::fabs(co[k]), dtype,
+                           &cb)) {
+          StorePair(c, i + k, sb, cb, row);
+        } else {
+          ComputeValue(c, i + k, x, row);
+        }
+      }
+    }
+    for (uint32_t i = done; i < half_; ++i) ComputeValue(c, i, x, row);
+    return;
+  }
+  // No SIMD target with FMA on this CPU.
+  for (uint32_t i = 0; i < half_; ++i) ComputeValue(c, i, x, row);
+}
+
+void RealEncodingPlan::ComputeValue(uint32_t c, uint32_t i, double x,
+                                    std::byte* row) const {
+  const DType dtype = spec_.dtype;
+  uint64_t sb, cb;
+  if (x == 0) {
+    StorePair(c, i, EncodeExact(0.0, dtype), EncodeExact(1.0, dtype), row);
+    return;
+  }
+  if (dtype != DType::kFloat64) {
+    const FastSinCos v = FastSinCosScalar(x, w0_[i], w1_[i]);
+    if (!v.risky &&
+        RoundIfDecided(v.sin, kFastCheckSlack * std::fabs(v.sin), dtype, &sb) &&
+        RoundIfDecided(v.cos, kFastCheckSlack * std::fabs(v.cos), dtype, &cb)) {
+      StorePair(c, i, sb, cb, row);
+      return;
+    }
+  }
+  const DoubleDoubleSinCos v = DoubleDoubleSinCosOf(x, freq_[i]);
+  if (RoundDoubleDoubleIfDecided(v.sin, dtype, &sb) &&
+      RoundDoubleDoubleIfDecided(v.cos, dtype, &cb)) {
+    StorePair(c, i, sb, cb, row);
+    return;
+  }
+  if (spec_.scheme == FrequencyScheme::kOctaves) {
+    // x * F = m * pi / 2 exactly: sin and cos are 0 or +-1.
+    const std::optional<int32_t> e = IntegerOctaveExponent(spec_, i);
+    int64_t m;
+    if (e.has_value() && WholeQuarterTurns(x, spec_.scale, *e, &m)) {
+      static constexpr double kSin[4] = {0.0, 1.0, 0.0, -1.0};
+      static constexpr double kCos[4] = {1.0, 0.0, -1.0, 0.0};
+      const int q = static_cast<int>(((m % 4) + 4) % 4);
+      StorePair(c, i, EncodeExact(kSin[q], dtype), EncodeExact(kCos[q], dtype),
+                row);
+      return;
+    }
+  }
+  ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(spec_, i, f); }, x,
+                        dtype, &sb, &cb);
+  StorePair(c, i, sb, cb, row);
+}
+
+}  // namespace posenc

@@ -1,0 +1,89 @@
+// RealEncodingSpec: the value that names an encoding of real-valued points
+// (diffusion timesteps, flow-matching times, NeRF coordinates), as the proto's
+// EncodingSpec with defaults applied, and its structural checks.
+//
+// A point has `coordinates` real values x_c. Its row holds, for each pair
+// j = c * half + i (c-major), sin(x_c * F_i) and cos(x_c * F_i), placed by
+// `layout` over K = coordinates * half pairs; then one zero column when
+// pad_odd_dim; then the coordinates rounded to dtype when include_input.
+// F_i = scale * f_i, f_i the scheme's exact real frequency:
+//   kExponential  f_i = max_period^(-i / (half - shift)), half = dim / 2
+//   kOctaves      f_k = 2 pi 2^(min + k (max - min) / (n - 1))
+// Nothing is rounded before the one final rounding to dtype.
+//
+// Pure value type; no gRPC. Thread-compatible.
+#ifndef POSENC_CORE_REAL_ENCODING_SPEC_H_
+#define POSENC_CORE_REAL_ENCODING_SPEC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/table_spec.h"
+
+namespace posenc {
+
+enum class FrequencyScheme : uint8_t {
+  kExponential,  // max_period^(-i / (half - shift)): paper, t2t, diffusers
+  kOctaves,      // 2 pi 2^(e_k), e_k = linspace(min, max, n): nerfstudio
+};
+
+const char* FrequencySchemeName(FrequencyScheme scheme);
+
+// Bounds that keep every angle within 2^24 and every frequency's words
+// normal (the kernels' preconditions; docs/numerics.md).
+inline constexpr double kMinRealFrequency = 0x1p-800;
+inline constexpr double kMaxRealFrequency = 0x1p24;
+inline constexpr double kMinRealScale = 0x1p-24;
+inline constexpr double kMaxRealScale = 0x1p24;
+inline constexpr double kMinNonzeroPosition = 0x1p-64;
+inline constexpr double kMaxAngle = 0x1p24;
+
+struct RealEncodingSpec {
+  // kExponential: channels per coordinate, 2 * half (+1 with pad_odd_dim).
+  // kOctaves: 0, or the row width (checked against the derived one).
+  uint32_t dim = 0;
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kInterleaved;
+  FrequencyScheme scheme = FrequencyScheme::kExponential;
+  double max_period = kDefaultBase;  // kExponential
+  double shift = 0;                  // kExponential
+  double scale = 1;
+  bool pad_odd_dim = false;
+  uint32_t num_frequencies = 0;  // kOctaves
+  double min_freq_exp = 0;       // kOctaves
+  double max_freq_exp = 0;       // kOctaves
+  uint32_t coordinates = 1;
+  bool include_input = false;
+
+  // Frequencies per coordinate: dim / 2 (kExponential) or num_frequencies.
+  uint32_t half() const {
+    return scheme == FrequencyScheme::kExponential ? dim / 2 : num_frequencies;
+  }
+  // sin/cos pairs per row: coordinates * half().
+  uint64_t pairs() const { return uint64_t{coordinates} * half(); }
+  // Channels per row (see the file comment).
+  uint64_t width() const {
+    return 2 * pairs() + (pad_odd_dim ? 1 : 0) +
+           (include_input ? coordinates : 0);
+  }
+  uint64_t row_bytes() const { return width() * DTypeSize(dtype); }
+
+  std::string DebugString() const;
+};
+
+// OK, or INVALID_ARGUMENT naming the field ("spec.dim", ...), its value and
+// the rule: the scheme's own fields only (the other scheme's unset), dim
+// even in 2..max_d (odd only with pad_odd_dim and one coordinate),
+// max_period finite > 1, shift finite < half, scale finite in
+// [2^-24, 2^24], num_frequencies >= 1, exponents finite with min <= max,
+// coordinates in 1..max_d, a width of at most max_d + coordinates, no RoPE
+// layout. The frequencies' range is checked where they are computed
+// (RealEncodingPlan::Create).
+absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
+                                      const SpecLimits& limits);
+
+}  // namespace posenc
+
+#endif  // POSENC_CORE_REAL_ENCODING_SPEC_H_
