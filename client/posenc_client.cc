@@ -168,6 +168,19 @@ absl::StatusOr<Tensor> PosencClient::GetRows(
   return TakeTensor(response.mutable_rows());
 }
 
+absl::StatusOr<Tensor> PosencClient::Encode(
+    const RealEncodingSpec& spec, absl::Span<const double> positions) {
+  v1::EncodeRequest request;
+  *request.mutable_spec() = EncodingSpecToProto(spec);
+  request.mutable_positions()->Add(positions.begin(), positions.end());
+  v1::EncodeResponse response;
+  grpc::ClientContext context;
+  Prepare(&context);  // no routing key: nothing is cached, any replica
+  grpc::Status status = stub_->Encode(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return TakeTensor(response.mutable_embeddings());
+}
+
 absl::StatusOr<v1::GetStatsResponse> PosencClient::GetStats() {
   v1::GetStatsResponse response;
   grpc::ClientContext context;

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/tensor.h"
+#include "core/real_encoding_spec.h"
 #include "core/table_spec.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "posenc/v1/posenc.grpc.pb.h"
@@ -88,6 +89,11 @@ class PosencClient {
   // Rows at `positions`, in that order, as one [n, d] tensor.
   absl::StatusOr<Tensor> GetRows(const TableSpec& spec,
                                  absl::Span<const uint32_t> positions);
+
+  // Rows of real-valued points (timesteps, coordinates): positions holds
+  // spec.coordinates values per point; one [points, width] tensor.
+  absl::StatusOr<Tensor> Encode(const RealEncodingSpec& spec,
+                                absl::Span<const double> positions);
 
   absl::StatusOr<v1::GetStatsResponse> GetStats();
 

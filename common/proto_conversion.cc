@@ -7,6 +7,45 @@
 
 namespace posenc {
 
+namespace {
+
+absl::StatusOr<Layout> LayoutFromProto(v1::Layout layout) {
+  switch (layout) {
+    case v1::LAYOUT_UNSPECIFIED:
+    case v1::LAYOUT_INTERLEAVED:
+      return Layout::kInterleaved;
+    case v1::LAYOUT_CONCAT_SIN_COS:
+      return Layout::kConcatSinCos;
+    case v1::LAYOUT_CONCAT_COS_SIN:
+      return Layout::kConcatCosSin;
+    case v1::LAYOUT_ROTATE_HALF:
+      return Layout::kRotateHalf;
+    case v1::LAYOUT_INTERLEAVED_PAIRS:
+      return Layout::kInterleavedPairs;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.layout ", static_cast<int>(layout), " is not a known Layout"));
+  }
+}
+
+v1::Layout LayoutToProto(Layout layout) {
+  switch (layout) {
+    case Layout::kInterleaved:
+      return v1::LAYOUT_INTERLEAVED;
+    case Layout::kConcatSinCos:
+      return v1::LAYOUT_CONCAT_SIN_COS;
+    case Layout::kConcatCosSin:
+      return v1::LAYOUT_CONCAT_COS_SIN;
+    case Layout::kRotateHalf:
+      return v1::LAYOUT_ROTATE_HALF;
+    case Layout::kInterleavedPairs:
+      return v1::LAYOUT_INTERLEAVED_PAIRS;
+  }
+  return v1::LAYOUT_UNSPECIFIED;
+}
+
+}  // namespace
+
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype) {
   switch (dtype) {
     case v1::DTYPE_UNSPECIFIED:
@@ -53,28 +92,9 @@ absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
   absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
   if (!dtype.ok()) return dtype.status();
   spec.dtype = *dtype;
-  switch (proto.layout()) {
-    case v1::LAYOUT_UNSPECIFIED:
-    case v1::LAYOUT_INTERLEAVED:
-      spec.layout = Layout::kInterleaved;
-      break;
-    case v1::LAYOUT_CONCAT_SIN_COS:
-      spec.layout = Layout::kConcatSinCos;
-      break;
-    case v1::LAYOUT_CONCAT_COS_SIN:
-      spec.layout = Layout::kConcatCosSin;
-      break;
-    case v1::LAYOUT_ROTATE_HALF:
-      spec.layout = Layout::kRotateHalf;
-      break;
-    case v1::LAYOUT_INTERLEAVED_PAIRS:
-      spec.layout = Layout::kInterleavedPairs;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.layout ", static_cast<int>(proto.layout()),
-                       " is not a known Layout"));
-  }
+  absl::StatusOr<Layout> layout = LayoutFromProto(proto.layout());
+  if (!layout.ok()) return layout.status();
+  spec.layout = *layout;
   switch (proto.frequency()) {
     case v1::FREQUENCY_UNSPECIFIED:
     case v1::FREQUENCY_PAPER:
@@ -189,26 +209,65 @@ v1::TableSpec SpecToProto(const TableSpec& spec) {
   proto.set_base(spec.base);
   proto.set_max_len(spec.max_len);
   proto.set_dtype(DTypeToProto(spec.dtype));
-  switch (spec.layout) {
-    case Layout::kInterleaved:
-      proto.set_layout(v1::LAYOUT_INTERLEAVED);
-      break;
-    case Layout::kConcatSinCos:
-      proto.set_layout(v1::LAYOUT_CONCAT_SIN_COS);
-      break;
-    case Layout::kConcatCosSin:
-      proto.set_layout(v1::LAYOUT_CONCAT_COS_SIN);
-      break;
-    case Layout::kRotateHalf:
-      proto.set_layout(v1::LAYOUT_ROTATE_HALF);
-      break;
-    case Layout::kInterleavedPairs:
-      proto.set_layout(v1::LAYOUT_INTERLEAVED_PAIRS);
-      break;
-  }
+  proto.set_layout(LayoutToProto(spec.layout));
   proto.set_frequency(spec.frequency == Frequency::kPaper ? v1::FREQUENCY_PAPER
                                                           : v1::FREQUENCY_T2T);
   if (spec.rope != nullptr) *proto.mutable_rope() = RopeToProto(*spec.rope);
+  return proto;
+}
+
+absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
+    const v1::EncodingSpec& proto) {
+  RealEncodingSpec spec;
+  spec.dim = proto.dim();
+  absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
+  if (!dtype.ok()) return dtype.status();
+  spec.dtype = *dtype;
+  absl::StatusOr<Layout> layout = LayoutFromProto(proto.layout());
+  if (!layout.ok()) return layout.status();
+  spec.layout = *layout;
+  switch (proto.frequency()) {
+    case v1::FREQUENCY_SCHEME_UNSPECIFIED:
+    case v1::FREQUENCY_SCHEME_EXPONENTIAL:
+      spec.scheme = FrequencyScheme::kExponential;
+      break;
+    case v1::FREQUENCY_SCHEME_OCTAVES:
+      spec.scheme = FrequencyScheme::kOctaves;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.frequency ", static_cast<int>(proto.frequency()),
+                       " is not a known FrequencyScheme"));
+  }
+  spec.max_period = proto.max_period() == 0 ? kDefaultBase : proto.max_period();
+  spec.shift = proto.shift();
+  spec.scale = proto.scale() == 0 ? 1.0 : proto.scale();
+  spec.pad_odd_dim = proto.pad_odd_dim();
+  spec.num_frequencies = proto.num_frequencies();
+  spec.min_freq_exp = proto.min_freq_exp();
+  spec.max_freq_exp = proto.max_freq_exp();
+  spec.coordinates = proto.coordinates() == 0 ? 1 : proto.coordinates();
+  spec.include_input = proto.include_input();
+  return spec;
+}
+
+v1::EncodingSpec EncodingSpecToProto(const RealEncodingSpec& spec) {
+  v1::EncodingSpec proto;
+  proto.set_dim(spec.dim);
+  proto.set_dtype(DTypeToProto(spec.dtype));
+  proto.set_layout(LayoutToProto(spec.layout));
+  const bool octaves = spec.scheme == FrequencyScheme::kOctaves;
+  proto.set_frequency(octaves ? v1::FREQUENCY_SCHEME_OCTAVES
+                              : v1::FREQUENCY_SCHEME_EXPONENTIAL);
+  if (!octaves) proto.set_max_period(spec.max_period);
+  proto.set_shift(spec.shift);
+  proto.set_scale(spec.scale);
+  proto.set_pad_odd_dim(spec.pad_odd_dim);
+  proto.set_num_frequencies(spec.num_frequencies);
+  proto.set_min_freq_exp(spec.min_freq_exp);
+  proto.set_max_freq_exp(spec.max_freq_exp);
+  proto.set_coordinates(spec.coordinates);
+  proto.set_include_input(spec.include_input);
   return proto;
 }
 

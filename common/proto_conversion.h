@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "core/real_encoding_spec.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.pb.h"
 
@@ -36,6 +37,15 @@ v1::TableSpec SpecToProto(const TableSpec& spec);
 absl::StatusOr<std::shared_ptr<const RopeScaling>> RopeFromProto(
     const v1::RopeScaling& proto);
 v1::RopeScaling RopeToProto(const RopeScaling& rope);
+
+// EncodingSpec (the Encode RPC): defaults resolved (max_period 0 -> 10000,
+// scale 0 -> 1, coordinates 0 -> 1, *_UNSPECIFIED -> the documented
+// default); INVALID_ARGUMENT for an unknown enum value. Ranges are checked
+// by ValidateRealEncodingSpec (core/real_encoding_spec.h).
+absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
+    const v1::EncodingSpec& proto);
+// The fully explicit proto form of `spec`.
+v1::EncodingSpec EncodingSpecToProto(const RealEncodingSpec& spec);
 
 v1::DType DTypeToProto(DType dtype);
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);

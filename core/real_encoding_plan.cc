@@ -133,23 +133,9 @@ absl::StatusOr<RealEncodingPlan> RealEncodingPlan::Create(
 
 absl::Status RealEncodingPlan::ValidatePositions(
     absl::Span<const double> positions, uint32_t max_points) const {
-  const uint32_t coords = spec_.coordinates;
-  if (positions.empty()) {
-    return absl::InvalidArgumentError(
-        "positions: empty; give at least one point");
-  }
-  if (positions.size() % coords != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "positions: ", positions.size(),
-        " values is not a whole number of points of spec.coordinates = ",
-        coords, " values each"));
-  }
-  const size_t points = positions.size() / coords;
-  if (points > max_points) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("positions: ", points, " points exceed the limit of ",
-                     max_points, " per request (--max_rows_per_request)"));
-  }
+  absl::StatusOr<uint32_t> points =
+      CountPoints(positions.size(), spec_.coordinates, max_points);
+  if (!points.ok()) return points.status();
   for (size_t k = 0; k < positions.size(); ++k) {
     const double x = positions[k];
     const double a = std::fabs(x);

@@ -146,4 +146,22 @@ absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
   return absl::OkStatus();
 }
 
+absl::StatusOr<uint32_t> CountPoints(size_t values, uint32_t coordinates,
+                                     uint32_t max_points) {
+  if (values == 0) return Invalid("positions: empty; give at least one point");
+  if (coordinates == 0 || values % coordinates != 0) {
+    return Invalid(absl::StrCat(
+        "positions: ", values,
+        " values is not a whole number of points of spec.coordinates = ",
+        coordinates, " values each"));
+  }
+  const size_t points = values / coordinates;
+  if (points > max_points) {
+    return Invalid(absl::StrCat("positions: ", points,
+                                " points exceed the limit of ", max_points,
+                                " per request (--max_rows_per_request)"));
+  }
+  return static_cast<uint32_t>(points);
+}
+
 }  // namespace posenc

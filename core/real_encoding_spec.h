@@ -20,6 +20,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/table_spec.h"
 
 namespace posenc {
@@ -83,6 +84,12 @@ struct RealEncodingSpec {
 // (RealEncodingPlan::Create).
 absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
                                       const SpecLimits& limits);
+
+// The number of points in `values` positions of `coordinates` values each:
+// INVALID_ARGUMENT (naming `positions`) when there are none, when values is
+// not a multiple of coordinates, or for more than max_points points.
+absl::StatusOr<uint32_t> CountPoints(size_t values, uint32_t coordinates,
+                                     uint32_t max_points);
 
 }  // namespace posenc
 

@@ -14,6 +14,8 @@ const char* MethodName(Method method) {
       return "/posenc.v1.PositionalEncoding/StreamBatches";
     case Method::kGetRows:
       return "/posenc.v1.PositionalEncoding/GetRows";
+    case Method::kEncode:
+      return "/posenc.v1.PositionalEncoding/Encode";
     case Method::kGetStats:
       return "/posenc.v1.PositionalEncoding/GetStats";
   }
@@ -30,6 +32,8 @@ const char* MethodShortName(Method method) {
       return "StreamBatches";
     case Method::kGetRows:
       return "GetRows";
+    case Method::kEncode:
+      return "Encode";
     case Method::kGetStats:
       return "GetStats";
   }

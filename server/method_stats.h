@@ -21,9 +21,10 @@ enum class Method {
   kStreamRows,
   kStreamBatches,
   kGetRows,
+  kEncode,
   kGetStats
 };
-inline constexpr int kMethodCount = 5;
+inline constexpr int kMethodCount = 6;
 // gRPC status codes 0 (OK) .. 16 (UNAUTHENTICATED).
 inline constexpr int kStatusCodeCount = 17;
 

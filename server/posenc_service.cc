@@ -13,6 +13,7 @@
 #include "common/grpc_status.h"
 #include "core/buffer_reserve.h"
 #include "core/encoding.h"
+#include "core/real_encoding_plan.h"
 #include "server/tensor_message.h"
 
 namespace posenc {
@@ -608,6 +609,59 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
     if (lookup.compute_whole) cache_->CancelWhole(plan->spec);
     FinishUnary(reactor, *record, admitted, 0);
   }
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
+    grpc::ByteBuffer* response) {
+  if (RequestMissing(raw)) {
+    return FinishRequestMissing(context, Method::kEncode);
+  }
+  auto* reactor = new UnaryCall(context, calls_, Method::kEncode);
+  auto record = std::make_shared<CallRecord>(stats_, Method::kEncode);
+  absl::Status draining = CheckNotDraining();
+  absl::StatusOr<EncodePlan> planned =
+      draining.ok() ? PlanEncode(*raw, limits_) : draining;
+  if (!planned.ok()) {
+    FinishUnary(reactor, *record, planned.status(), 0);
+    return reactor;
+  }
+  auto plan = std::make_shared<const EncodePlan>(std::move(*planned));
+  const uint64_t answer_bytes = plan->answer_bytes();
+  auto ticket = std::make_shared<MissTicket>();
+  absl::Status admitted = ChargeInflight(answer_bytes);
+  if (admitted.ok()) {
+    ticket->charge = InflightCharge(inflight_, answer_bytes);
+    absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
+        AcquireMissSlot(context);
+    admitted = slot.status();
+    if (slot.ok()) ticket->slot = std::move(*slot);
+  }
+  if (admitted.ok()) {
+    // The frequencies (O(half) MPFR products) and the rows, on the pool.
+    admitted = PostMiss(
+        context, answer_bytes, [this, reactor, response, record, plan, ticket] {
+          absl::StatusOr<RealEncodingPlan> encoding =
+              RealEncodingPlan::Create(plan->spec, limits_.spec);
+          absl::Status status =
+              encoding.ok() ? encoding->ValidatePositions(
+                                  plan->positions, limits_.max_rows_per_request)
+                            : encoding.status();
+          absl::StatusOr<grpc::Slice> data =
+              status.ok() ? ticket->charge.IntoSlice()
+                          : absl::StatusOr<grpc::Slice>(status);
+          if (data.ok()) {
+            encoding->ComputeRows(plan->positions, MutableData(*data));
+          }
+          ticket->slot.reset();  // before the client sees the answer
+          if (!data.ok())
+            return FinishUnary(reactor, *record, data.status(), 0);
+          *response = BuildEncodeResponse(*plan, std::move(*data));
+          FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
+        });
+  }
+  if (!admitted.ok()) FinishUnary(reactor, *record, admitted, 0);
   return reactor;
 }
 

@@ -47,8 +47,9 @@ using RawTableMethods = v1::PositionalEncoding::WithRawCallbackMethod_GetTable<
     v1::PositionalEncoding::WithRawCallbackMethod_StreamRows<
         v1::PositionalEncoding::WithRawCallbackMethod_StreamBatches<
             v1::PositionalEncoding::WithRawCallbackMethod_GetRows<
-                v1::PositionalEncoding::WithCallbackMethod_GetStats<
-                    v1::PositionalEncoding::Service>>>>>;
+                v1::PositionalEncoding::WithRawCallbackMethod_Encode<
+                    v1::PositionalEncoding::WithCallbackMethod_GetStats<
+                        v1::PositionalEncoding::Service>>>>>>;
 
 class PositionalEncodingService final : public RawTableMethods {
  public:
@@ -71,6 +72,11 @@ class PositionalEncodingService final : public RawTableMethods {
   grpc::ServerUnaryReactor* GetRows(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
                                     grpc::ByteBuffer* response) override;
+  // Real-valued points: never cached; every call is a computation on the
+  // pool, admitted like a miss (connection slot, queue, inflight bytes).
+  grpc::ServerUnaryReactor* Encode(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::GetStatsRequest* request,
                                      v1::GetStatsResponse* response) override;

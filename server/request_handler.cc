@@ -122,6 +122,37 @@ absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
   return plan;
 }
 
+absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
+                                      const ServiceLimits& limits) {
+  v1::EncodeRequest request;
+  if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
+  absl::StatusOr<RealEncodingSpec> spec = EncodingSpecFromProto(request.spec());
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = ValidateRealEncodingSpec(*spec, limits.spec); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<uint32_t> points = CountPoints(
+      request.positions_size(), spec->coordinates, limits.max_rows_per_request);
+  if (!points.ok()) return points.status();
+  EncodePlan plan;
+  plan.spec = *spec;
+  plan.points = *points;
+  if (absl::Status s =
+          CheckMessageSize(plan.answer_bytes(), limits.max_message_bytes,
+                           "the rows", "send fewer points per call");
+      !s.ok()) {
+    return s;
+  }
+  plan.positions = std::move(*request.mutable_positions());
+  return plan;
+}
+
+grpc::ByteBuffer BuildEncodeResponse(const EncodePlan& plan, grpc::Slice data) {
+  return EncodeTensorMessage(
+      1, 0, plan.spec.dtype,
+      {plan.points, static_cast<uint32_t>(plan.spec.width())}, std::move(data));
+}
+
 grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
                                        grpc::Slice data) {
   return EncodeTensorMessage(1, 0, spec.dtype, {spec.max_len, spec.width()},

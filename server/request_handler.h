@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/real_encoding_spec.h"
 #include "core/table.h"
 #include "core/table_spec.h"
 #include "google/protobuf/message_lite.h"
@@ -45,6 +46,17 @@ struct GatherPlan {
   google::protobuf::RepeatedField<uint32_t> positions;
 };
 
+// Points of an Encode call: the spec is checked (ValidateRealEncodingSpec)
+// and the answer's size known; the frequencies, whose range check and
+// construction cost O(half) MPFR operations, are left to the compute pool
+// (RealEncodingPlan::Create, then ValidatePositions).
+struct EncodePlan {
+  RealEncodingSpec spec;
+  google::protobuf::RepeatedField<double> positions;
+  uint32_t points = 0;
+  uint64_t answer_bytes() const { return uint64_t{points} * spec.row_bytes(); }
+};
+
 // Parses `raw` into `request`; INVALID_ARGUMENT naming the type when the
 // bytes are not a valid message. Allocation is bounded by the request size
 // (gRPC limits it with --max_request_bytes).
@@ -62,6 +74,11 @@ absl::StatusOr<RangePlan> PlanStreamBatches(const grpc::ByteBuffer& raw,
                                             const ServiceLimits& limits);
 absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
                                        const ServiceLimits& limits);
+// INVALID_ARGUMENT also for no points, more than max_rows_per_request
+// points, or a count of positions that is not a multiple of coordinates;
+// RESOURCE_EXHAUSTED when the rows exceed max_message_bytes.
+absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
+                                      const ServiceLimits& limits);
 
 // The GetTableResponse for `spec` whose tensor bytes are `data`: all of a
 // cached table's bytes (TableSlice, without a copy) or rows computed for this
@@ -75,6 +92,9 @@ void GatherRows(const GatherPlan& plan, const Table& table, std::byte* out);
 // The GetRowsResponse for `plan` whose tensor bytes are `data` (the rows in
 // the order of plan.positions).
 grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan, grpc::Slice data);
+
+// The EncodeResponse for `plan` whose tensor bytes are `data`.
+grpc::ByteBuffer BuildEncodeResponse(const EncodePlan& plan, grpc::Slice data);
 
 // One StreamRowsResponse (rows_per_message == 1) or StreamBatchesResponse
 // carrying rows [first, first + rows) of plan.spec, whose bytes are `data`.

@@ -196,12 +196,14 @@ TEST_F(RpcTest, GetStats_CountsHitsMissesAndCalls) {
   EXPECT_EQ(stats->cache().entries(), 1u);
   EXPECT_EQ(stats->cache().resident_bytes(), 16u * 64 * 4);
   EXPECT_EQ(stats->cache().budget_bytes(), uint64_t{64} << 20);
-  ASSERT_EQ(stats->methods_size(), 5);
+  ASSERT_EQ(stats->methods_size(), 6);
   EXPECT_EQ(stats->methods(0).method(),
             "/posenc.v1.PositionalEncoding/GetTable");
   EXPECT_EQ(stats->methods(0).ok(), 3u);
   EXPECT_EQ(stats->methods(0).errors(), 1u);
-  EXPECT_EQ(stats->methods(4).ok(), 1u);  // this GetStats
+  EXPECT_EQ(stats->methods(5).method(),
+            "/posenc.v1.PositionalEncoding/GetStats");
+  EXPECT_EQ(stats->methods(5).ok(), 1u);  // this GetStats
   EXPECT_EQ(stats->server().version(), "0.1.0");
   EXPECT_EQ(stats->server().max_d(), 65536u);
 }
