@@ -413,6 +413,26 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
     // Anchor row: double-double sin/cos(p0 f_i), NaN where risky.
     if (p0 != 0) {
       DdSinCosColumns(p0, s0h.data(), s0l.data(), c0h.data(), c0l.data());
+    } else {
+      std::fill(s0h.begin(), s0h.end(), 0.0);
+      std::fill(s0l.begin(), s0l.end(), 0.0);
+      std::fill(c0h.begin(), c0h.end(), 1.0);
+      std::fill(c0l.begin(), c0l.end(), 0.0);
+    }
+    if (scaled_) {
+      // The attention factor a = attn_hi_ + attn_lo_ folded into the
+      // anchor (DdMul: relative error 2^-104, inside the anchor row's
+      // relative slack); a <= 2 doubles the identity's absolute bound
+      // (kDdAngleAddCheckSlack), hence slack_scale. NaN stays NaN.
+      const DoubleDouble a{attn_hi_, attn_lo_};
+      for (size_t i = 0; i < padded; ++i) {
+        const DoubleDouble s = DdMul({s0h[i], s0l[i]}, a);
+        const DoubleDouble c = DdMul({c0h[i], c0l[i]}, a);
+        s0h[i] = s.hi;
+        s0l[i] = s.lo;
+        c0h[i] = c.hi;
+        c0l[i] = c.lo;
+      }
     }
     const uint32_t block_end = std::min<uint64_t>(end, uint64_t{p0} + k);
     for (; p < block_end; ++p) {
@@ -421,8 +441,9 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
       ctx.pos = p;
       ctx.row = row;
       const size_t at = size_t{j} * padded;
-      DdArrays a{s0h.data(), s0l.data(), c0h.data(), c0l.data(),
-                 nullptr,    nullptr,    nullptr,    nullptr};
+      DdArrays a{s0h.data(), s0l.data(), c0h.data(),
+                 c0l.data(), nullptr,    nullptr,
+                 nullptr,    nullptr,    scaled_ && attn_hi_ > 1 ? 2.0 : 1.0};
       if (j != 0) {
         a.sj_hi = &t.sin_j[at];
         a.sj_lo = &t.sin_j_lo[at];
@@ -461,12 +482,6 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
     }
     return;
   }
-  if (scaled_) {
-    for (uint32_t k = 0; k < count; ++k) {
-      ComputeRowScaled(first + k, out + size_t{k} * spec_.row_bytes());
-    }
-    return;
-  }
   const size_t row_bytes = spec_.row_bytes();
   uint32_t p = first;
   const uint32_t end = first + count;
@@ -488,10 +503,24 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
     // kernel of rows j >= 1 (the anchor row itself is rounded from double).
     std::vector<float> s0f(f32 ? 0 : t->padded), c0f(f32 ? 0 : t->padded);
     const bool bf16 = spec_.dtype == DType::kBFloat16;
+    // An attention factor a (RoPE) is folded into the anchor row: s0, c0
+    // times a_hi make the identity give a sin and a cos. The inputs'
+    // relative error grows by 2^-52 (a_hi, the product) and the identity's
+    // absolute bound by the factor a <= 2 (core/rope.h bounds it), so rows
+    // j >= 1 take twice the absolute slack when a > 1
+    // (core/angle_addition.h; the anchor row's relative slack 2^-46 still
+    // covers 2^-47 + 2^-52 and its own rounding).
+    const double slack_scale = scaled_ && attn_hi_ > 1 ? 2.0 : 1.0;
     SlowColumn ctx{this, 0, nullptr};
     while (p < end) {
       const uint32_t p0 = p - p % k;
       if (!ComputeAnchor(p0, s0.data(), c0.data(), risky.data())) break;
+      if (scaled_) {
+        for (size_t i = 0; i < t->padded; ++i) {
+          s0[i] *= attn_hi_;
+          c0[i] *= attn_hi_;
+        }
+      }
       if (!f32) {
         std::copy(s0.begin(), s0.end(), s0f.begin());
         std::copy(c0.begin(), c0.end(), c0f.begin());
@@ -510,13 +539,14 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
         if (p == 0) {
           ok = false;
         } else if (f32) {
-          ok = Float32RowFromAnchorSimd(
-              s0.data(), c0.data(), sj, cj, fast_columns_, half_, spec_.layout,
-              reinterpret_cast<float*>(row), stream, SlowColumn::Call, &ctx);
+          ok = Float32RowFromAnchorSimd(s0.data(), c0.data(), sj, cj,
+                                        fast_columns_, half_, spec_.layout,
+                                        reinterpret_cast<float*>(row), stream,
+                                        SlowColumn::Call, &ctx, slack_scale);
         } else if (j == 0) {
-          ok = Half16RowFromAnchorSimd(s0.data(), c0.data(), nullptr, cj,
-                                       fast_columns_, half_, spec_.layout, bf16,
-                                       row16, SlowColumn::Call, &ctx);
+          ok = Half16RowFromAnchorSimd(
+              s0.data(), c0.data(), nullptr, cj, fast_columns_, half_,
+              spec_.layout, bf16, row16, SlowColumn::Call, &ctx, slack_scale);
         } else {
           const Half16Arrays a{s0f.data(),
                                c0f.data(),
@@ -527,7 +557,8 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
                                sj,
                                cj};
           ok = Half16RowFromAnchorF32Simd(a, fast_columns_, half_, spec_.layout,
-                                          bf16, row16, SlowColumn::Call, &ctx);
+                                          bf16, row16, SlowColumn::Call, &ctx,
+                                          slack_scale);
         }
         if (!ok) {
           ComputeRow(p, row);

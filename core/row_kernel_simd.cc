@@ -181,7 +181,8 @@ HWY_INLINE void Float32RowFromAnchorT(const double* s0, const double* c0,
                                       const double* sj, const double* cj,
                                       uint32_t columns, uint32_t half,
                                       Layout layout, float* row,
-                                      SlowColumnFn slow, void* ctx) {
+                                      SlowColumnFn slow, void* ctx,
+                                      double slack_scale) {
   const hn::ScalableTag<double> d;
   const hn::Rebind<float, decltype(d)> df;
   const hn::RebindToUnsigned<decltype(df)> du32;
@@ -189,7 +190,7 @@ HWY_INLINE void Float32RowFromAnchorT(const double* s0, const double* c0,
   float* const sin_base = SinBase(layout, row, half);
   float* const cos_base = CosBase(layout, row, half);
   const auto rel = hn::Set(d, kFastCheckSlack);
-  const auto abs_slack = hn::Set(d, kAngleAddCheckSlack);
+  const auto abs_slack = hn::Set(d, kAngleAddCheckSlack * slack_scale);
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
     const auto S = hn::LoadU(d, s0 + i);
     const auto C = hn::LoadU(d, c0 + i);
@@ -247,7 +248,8 @@ bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
                                   const double* sj, const double* cj,
                                   uint32_t columns, uint32_t half,
                                   Layout layout, float* row, bool stream,
-                                  SlowColumnFn slow, void* ctx) {
+                                  SlowColumnFn slow, void* ctx,
+                                  double slack_scale) {
   const hn::ScalableTag<double> d;
   const hn::Rebind<float, decltype(d)> df;
   // Streaming needs every full-vector store aligned to its size.
@@ -260,17 +262,17 @@ bool Float32RowFromAnchorSimdImpl(const double* s0, const double* c0,
   if (stream) {
     if (sj == nullptr) {
       Float32RowFromAnchorT<true, true>(s0, c0, sj, cj, columns, half, layout,
-                                        row, slow, ctx);
+                                        row, slow, ctx, slack_scale);
     } else {
       Float32RowFromAnchorT<false, true>(s0, c0, sj, cj, columns, half, layout,
-                                         row, slow, ctx);
+                                         row, slow, ctx, slack_scale);
     }
   } else if (sj == nullptr) {
     Float32RowFromAnchorT<true, false>(s0, c0, sj, cj, columns, half, layout,
-                                       row, slow, ctx);
+                                       row, slow, ctx, slack_scale);
   } else {
     Float32RowFromAnchorT<false, false>(s0, c0, sj, cj, columns, half, layout,
-                                        row, slow, ctx);
+                                        row, slow, ctx, slack_scale);
   }
   return true;
 }
@@ -394,7 +396,8 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
                                      const double* sj, const double* cj,
                                      uint32_t columns, uint32_t half,
                                      Layout layout, uint16_t* row,
-                                     SlowColumnFn slow, void* ctx) {
+                                     SlowColumnFn slow, void* ctx,
+                                     double slack_scale) {
   const hn::ScalableTag<double> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Rebind<uint16_t, decltype(d)> d16;
@@ -403,7 +406,7 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
   uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
   uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
   const auto rel = hn::Set(d, kFastCheckSlack);
-  const auto abs_slack = hn::Set(d, kAngleAddCheckSlack);
+  const auto abs_slack = hn::Set(d, kAngleAddCheckSlack * slack_scale);
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
     const auto S = hn::LoadU(d, s0 + i);
     const auto C = hn::LoadU(d, c0 + i);
@@ -444,10 +447,11 @@ bool Half16RowFromAnchorSimdImpl(const double* s0, const double* c0,
                                  const double* sj, const double* cj,
                                  uint32_t columns, uint32_t half, Layout layout,
                                  bool bfloat16, uint16_t* row,
-                                 SlowColumnFn slow, void* ctx) {
+                                 SlowColumnFn slow, void* ctx,
+                                 double slack_scale) {
   auto run = [&](auto anchor_row, auto format) {
     Half16RowFromAnchorT<decltype(anchor_row)::value, decltype(format)>(
-        s0, c0, sj, cj, columns, half, layout, row, slow, ctx);
+        s0, c0, sj, cj, columns, half, layout, row, slow, ctx, slack_scale);
   };
   if (bfloat16) {
     if (sj == nullptr) {
@@ -507,14 +511,16 @@ template <bool kBFloat16>
 HWY_INLINE void Half16RowFromAnchorF32T(const Half16Arrays& arr,
                                         uint32_t columns, uint32_t half,
                                         Layout layout, uint16_t* row,
-                                        SlowColumnFn slow, void* ctx) {
+                                        SlowColumnFn slow, void* ctx,
+                                        double slack_scale) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Rebind<uint16_t, decltype(d)> d16;
   const size_t n = hn::Lanes(d);
   uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
   uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
-  const auto slack = hn::Set(d, kAngleAdd32CheckSlack);
+  const auto slack =
+      hn::Set(d, kAngleAdd32CheckSlack * static_cast<float>(slack_scale));
   const DType dtype = kBFloat16 ? DType::kBFloat16 : DType::kFloat16;
   // One column in double: the retry of an undecided one.
   const hn::CappedTag<double, 1> d1;
@@ -523,9 +529,9 @@ HWY_INLINE void Half16RowFromAnchorF32T(const Half16Arrays& arr,
     const auto G = hn::LoadU(d1, arr.cjd + c), Sg = hn::LoadU(d1, arr.sjd + c);
     uint64_t sb, cb;
     if (!RoundHalf16IfDecided(hn::GetLane(hn::MulAdd(S, G, hn::Mul(C, Sg))),
-                              kAngleAddCheckSlack, dtype, &sb) ||
+                              kAngleAddCheckSlack * slack_scale, dtype, &sb) ||
         !RoundHalf16IfDecided(hn::GetLane(hn::MulSub(C, G, hn::Mul(S, Sg))),
-                              kAngleAddCheckSlack, dtype, &cb)) {
+                              kAngleAddCheckSlack * slack_scale, dtype, &cb)) {
       slow(ctx, c);
       return;
     }
@@ -570,12 +576,14 @@ HWY_INLINE void Half16RowFromAnchorF32T(const Half16Arrays& arr,
 
 bool Half16RowFromAnchorF32SimdImpl(const Half16Arrays& a, uint32_t columns,
                                     uint32_t half, Layout layout, bool bfloat16,
-                                    uint16_t* row, SlowColumnFn slow,
-                                    void* ctx) {
+                                    uint16_t* row, SlowColumnFn slow, void* ctx,
+                                    double slack_scale) {
   if (bfloat16) {
-    Half16RowFromAnchorF32T<true>(a, columns, half, layout, row, slow, ctx);
+    Half16RowFromAnchorF32T<true>(a, columns, half, layout, row, slow, ctx,
+                                  slack_scale);
   } else {
-    Half16RowFromAnchorF32T<false>(a, columns, half, layout, row, slow, ctx);
+    Half16RowFromAnchorF32T<false>(a, columns, half, layout, row, slow, ctx,
+                                   slack_scale);
   }
   return true;
 }
@@ -734,7 +742,7 @@ HWY_INLINE void Float64RowFromAnchorT(const DdArrays& a, uint32_t columns,
   double* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
   double* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
   const V rel = hn::Set(d, kDoubleDoubleCheckSlack);
-  const V abs_slack = hn::Set(d, kDdAngleAddCheckSlack);
+  const V abs_slack = hn::Set(d, kDdAngleAddCheckSlack * a.slack_scale);
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
     const V sh = hn::LoadU(d, a.s0_hi + i), sl = hn::LoadU(d, a.s0_lo + i);
     const V chh = hn::LoadU(d, a.c0_hi + i), cll = hn::LoadU(d, a.c0_lo + i);
@@ -863,17 +871,17 @@ bool SinCosColumnsSimdImpl(const double*, const double*, uint32_t, double,
 }
 bool Float32RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                   const double*, uint32_t, uint32_t, Layout,
-                                  float*, bool, SlowColumnFn, void*) {
+                                  float*, bool, SlowColumnFn, void*, double) {
   return false;
 }
 bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                  const double*, uint32_t, uint32_t, Layout,
-                                 bool, uint16_t*, SlowColumnFn, void*) {
+                                 bool, uint16_t*, SlowColumnFn, void*, double) {
   return false;
 }
 bool Half16RowFromAnchorF32SimdImpl(const Half16Arrays&, uint32_t, uint32_t,
                                     Layout, bool, uint16_t*, SlowColumnFn,
-                                    void*) {
+                                    void*, double) {
   return false;
 }
 bool Float64RowFromAnchorSimdImpl(const DdArrays&, uint32_t, uint32_t, Layout,
@@ -912,25 +920,28 @@ bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               const double* sj, const double* cj,
                               uint32_t columns, uint32_t half, Layout layout,
                               float* row, bool stream, SlowColumnFn slow,
-                              void* ctx) {
+                              void* ctx, double slack_scale) {
   return HWY_DYNAMIC_DISPATCH(Float32RowFromAnchorSimdImpl)(
-      s0, c0, sj, cj, columns, half, layout, row, stream, slow, ctx);
+      s0, c0, sj, cj, columns, half, layout, row, stream, slow, ctx,
+      slack_scale);
 }
 
 bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
                              const double* sj, const double* cj,
                              uint32_t columns, uint32_t half, Layout layout,
                              bool bfloat16, uint16_t* row, SlowColumnFn slow,
-                             void* ctx) {
+                             void* ctx, double slack_scale) {
   return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorSimdImpl)(
-      s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx);
+      s0, c0, sj, cj, columns, half, layout, bfloat16, row, slow, ctx,
+      slack_scale);
 }
 
 bool Half16RowFromAnchorF32Simd(const Half16Arrays& a, uint32_t columns,
                                 uint32_t half, Layout layout, bool bfloat16,
-                                uint16_t* row, SlowColumnFn slow, void* ctx) {
+                                uint16_t* row, SlowColumnFn slow, void* ctx,
+                                double slack_scale) {
   return HWY_DYNAMIC_DISPATCH(Half16RowFromAnchorF32SimdImpl)(
-      a, columns, half, layout, bfloat16, row, slow, ctx);
+      a, columns, half, layout, bfloat16, row, slow, ctx, slack_scale);
 }
 
 bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,

@@ -56,12 +56,15 @@ bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,
 // suitably aligned (call FlushStreamingStores before publishing the
 // output to other threads). All arrays hold RoundUpToKernelLanes(columns)
 // finite entries; columns beyond `columns` are never written.
+// `slack_scale` multiplies the absolute slack: a RoPE attention factor
+// a in (1, 2] folded into the anchor row (s0, c0 times a) scales the bound
+// of the identity by a, so such rows pass 2 (core/encoding_plan.cc).
 // Returns false (writing nothing) if this CPU has no SIMD target with FMA.
 bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               const double* sj, const double* cj,
                               uint32_t columns, uint32_t half, Layout layout,
                               float* row, bool stream, SlowColumnFn slow,
-                              void* ctx);
+                              void* ctx, double slack_scale = 1.0);
 
 // The same for a float16 (bfloat16 = false) or bfloat16 row of 16-bit
 // words: each value rounded straight from the double y (never through
@@ -72,7 +75,7 @@ bool Half16RowFromAnchorSimd(const double* s0, const double* c0,
                              const double* sj, const double* cj,
                              uint32_t columns, uint32_t half, Layout layout,
                              bool bfloat16, uint16_t* row, SlowColumnFn slow,
-                             void* ctx);
+                             void* ctx, double slack_scale = 1.0);
 
 // Anchor (s0, c0) and table (sj = sin(j f), cj = cos(j f)) rows of the
 // 16-bit range path: the double values of the kernels above and their
@@ -94,7 +97,8 @@ struct Half16Arrays {
 // finite entries.
 bool Half16RowFromAnchorF32Simd(const Half16Arrays& a, uint32_t columns,
                                 uint32_t half, Layout layout, bool bfloat16,
-                                uint16_t* row, SlowColumnFn slow, void* ctx);
+                                uint16_t* row, SlowColumnFn slow, void* ctx,
+                                double slack_scale = 1.0);
 
 // Double-double arrays of the float64 range path: anchor row s0/c0 and
 // table row sj/cj (sin/cos(j f_i)); sj_hi == nullptr for the anchor row
@@ -102,6 +106,9 @@ bool Half16RowFromAnchorF32Simd(const Half16Arrays& a, uint32_t columns,
 struct DdArrays {
   const double *s0_hi, *s0_lo, *c0_hi, *c0_lo;
   const double *sj_hi, *sj_lo, *cj_hi, *cj_lo;
+  // Multiplies the absolute slack: 2 when the anchor row carries a RoPE
+  // attention factor a in (1, 2] (see Float32RowFromAnchorSimd).
+  double slack_scale = 1.0;
 };
 
 // Float64 row p0 + j from its anchor by double-double angle addition
