@@ -8,9 +8,12 @@
 // ScaledFrequencies192).
 //
 // RoPE: the RoPE layouts (rows holding each value twice) are computed as
-// LAYOUT_CONCAT_COS_SIN by an inner plan and expanded; a RoPE attention
-// factor a (core/rope.h) takes a per-value path that rounds a * sin and
-// a * cos once, without the angle-addition range kernels.
+// LAYOUT_CONCAT_COS_SIN by an inner plan and expanded. A RoPE attention
+// factor a (core/rope.h): single rows take a per-value path that rounds
+// a * sin and a * cos once; ranges fold a into the angle-addition anchor
+// rows (a * sin(p0 f), a * cos(p0 f)) so the identity yields a * sin and
+// a * cos directly, with the absolute slack doubled when a > 1
+// (docs/numerics.md, "Attention factors").
 // Immutable after construction: ComputeRow is thread-safe and may be called
 // concurrently from many threads on one plan.
 #ifndef POSENC_CORE_ENCODING_PLAN_H_
