@@ -56,6 +56,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/rope_schemes.h"
 #include "client/posenc_client.h"
 #include "core/encoding_plan.h"
 #include "core/rope.h"
@@ -81,6 +82,10 @@ ABSL_FLAG(bool, core, true,
 
 namespace posenc {
 namespace {
+
+using bench_schemes::kSchemes;
+using bench_schemes::Plain;
+using bench_schemes::Scheme;
 
 constexpr uint32_t kMaxLenLimit = 1u << 24;  // the server's default limit
 
@@ -203,89 +208,6 @@ double ThreadCpuUs() {
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-// A scheme as a client would send it (LAYOUT_ROTATE_HALF for RoPE: HF's
-// layout, 2d values a row), with a given base.
-struct Scheme {
-  const char* name;
-  TableSpec (*make)(uint32_t d, uint32_t max_len);
-};
-
-TableSpec Plain(uint32_t d, uint32_t max_len) {
-  TableSpec s;
-  s.d = d;
-  s.max_len = max_len;
-  return s;
-}
-TableSpec T2T(uint32_t d, uint32_t max_len) {
-  TableSpec s = Plain(d, max_len);
-  s.layout = Layout::kConcatSinCos;
-  s.frequency = Frequency::kT2T;
-  return s;
-}
-TableSpec Rope(uint32_t d, uint32_t max_len, RopeScaling r) {
-  TableSpec s = Plain(d, max_len);
-  s.layout = Layout::kRotateHalf;
-  s.rope = std::make_shared<const RopeScaling>(std::move(r));
-  return s;
-}
-TableSpec RopeDefault(uint32_t d, uint32_t max_len) {
-  TableSpec s = Plain(d, max_len);
-  s.layout = Layout::kRotateHalf;  // rope null: HF's default scheme
-  return s;
-}
-TableSpec RopeLinear(uint32_t d, uint32_t max_len) {
-  RopeScaling r;
-  r.type = RopeType::kLinear;
-  r.factor = 4;
-  return Rope(d, max_len, r);
-}
-TableSpec RopeDynamic(uint32_t d, uint32_t max_len) {
-  RopeScaling r;
-  r.type = RopeType::kDynamic;
-  r.factor = 2;
-  r.original_max_position_embeddings = 4096;
-  r.seq_len = max_len;
-  return Rope(d, max_len, r);
-}
-TableSpec RopeYarn(uint32_t d, uint32_t max_len) {  // Qwen2.5-YaRN
-  RopeScaling r;
-  r.type = RopeType::kYarn;
-  r.factor = 4;
-  r.original_max_position_embeddings = 32768;
-  return Rope(d, max_len, r);  // attention factor 0.1 ln 4 + 1
-}
-TableSpec RopeLlama3(uint32_t d, uint32_t max_len) {  // Llama 3.1
-  RopeScaling r;
-  r.type = RopeType::kLlama3;
-  r.factor = 8;
-  r.low_freq_factor = 1;
-  r.high_freq_factor = 4;
-  r.original_max_position_embeddings = 8192;
-  return Rope(d, max_len, r);
-}
-TableSpec RopeLongRope(uint32_t d, uint32_t max_len) {  // Phi-3-like
-  RopeScaling r;
-  r.type = RopeType::kLongRope;
-  r.factor = 32;  // attention factor sqrt(1 + ln 32 / ln 4096)
-  r.original_max_position_embeddings = 4096;
-  r.seq_len = 131072;  // > M: long_factor
-  for (uint32_t i = 0; i < d / 2; ++i) {
-    r.short_factor.push_back(1.0 + 0.0009765625 * i);
-    r.long_factor.push_back(1.0 + 0.0137 * i);
-  }
-  return Rope(d, max_len, r);
-}
-
-const Scheme kSchemes[] = {
-    {"paper", Plain},
-    {"t2t", T2T},
-    {"rope-default", RopeDefault},
-    {"rope-linear", RopeLinear},
-    {"rope-dynamic", RopeDynamic},
-    {"rope-yarn", RopeYarn},
-    {"rope-llama3", RopeLlama3},
-    {"rope-longrope", RopeLongRope},
-};
 const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                          DType::kBFloat16};
 

@@ -10,6 +10,9 @@
 #   2b. bench/cold_rows_cpu         server CPU per cold one-row GetRows, per
 #                                   call (median, p99, max), every dtype and
 #                                   scheme, d 8..4096, max_len up to 2^24
+#   2c. bench/scheme_cold_ratio     each RoPE scheme's table cold through
+#                                   GetTable (d=128, 32768 rows), as a ratio
+#                                   to the plain table's values/s (>= 0.5)
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
@@ -71,27 +74,39 @@ section "Encoding kernel, every dtype (encoding_bench)" \
   --benchmark_color=false
 PORT=${PORT:-50181}
 STEADY_PORT=${STEADY_PORT:-50182}
+SCHEME_PORT=${SCHEME_PORT:-50183}
 SERVER_LOG=$(mktemp /tmp/posenc-report-server.XXXXXX)
-"$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT > "$SERVER_LOG" 2>&1 &
-SPID=$!
-# Steady state: a cache of three 16 MiB tables, full after the first calls.
-"$BUILD/server/posenc_server" --listen=127.0.0.1:$STEADY_PORT \
-  --cache_bytes=50331648 >> "$SERVER_LOG" 2>&1 &
-STEADY_SPID=$!
-# Both listening (at most 10 s), or their log, so a failed start says why.
-for port in $PORT $STEADY_PORT; do
+# serve PORT FLAGS...: starts a posenc_server on 127.0.0.1:PORT (its PID in
+# $SERVED) and waits until it listens (at most 10 s), or prints its log, so
+# a failed start says why.
+serve() {
+  local port=$1
+  shift
+  "$BUILD/server/posenc_server" --listen=127.0.0.1:$port "$@" >> "$SERVER_LOG" 2>&1 &
+  SERVED=$!
   for _ in $(seq 200); do
-    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
     sleep 0.05
   done
-  (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null ||
-    { echo "report.sh: no server on port $port:" >&2; cat "$SERVER_LOG" >&2; }
-done
+  echo "report.sh: no server on port $port:" >&2
+  cat "$SERVER_LOG" >&2
+}
+serve $PORT
+SPID=$SERVED
+# Steady state: a cache of three 16 MiB tables, full after the first calls.
+serve $STEADY_PORT --cache_bytes=50331648
+STEADY_SPID=$SERVED
 section "Cold path end to end (cold_path)" \
   "$BUILD/bench/cold_path" --target=127.0.0.1:$PORT \
   --steady_target=127.0.0.1:$STEADY_PORT --rounds=25
 kill $SPID $STEADY_SPID
 wait $SPID $STEADY_SPID 2>/dev/null
+# The largest RoPE table it asks for, 32768 x 256 float64, is 64 MiB.
+serve $SCHEME_PORT --max_message_bytes=134217728
+section "RoPE schemes cold through GetTable, ratio to the plain table (scheme_cold_ratio; >= 0.5)" \
+  "$BUILD/bench/scheme_cold_ratio" --target=127.0.0.1:$SCHEME_PORT --rounds=15
+kill $SERVED
+wait $SERVED 2>/dev/null
 rm -f "$SERVER_LOG"
 section "Server CPU per cold one-row GetRows, every dtype and scheme (cold_rows_cpu)" \
   "$BUILD/bench/cold_rows_cpu" --server="$BUILD/server/posenc_server" --calls=100
