@@ -82,9 +82,10 @@ struct RealSlowColumn {
   uint32_t c;
   double x;
   std::byte* row;
+  uint32_t base = 0;  // the kernel's column 0 is pair `base` of coordinate c
   static void Call(void* self, uint32_t column) {
     const auto* s = static_cast<const RealSlowColumn*>(self);
-    s->plan->ComputeValue(s->c, column, s->x, s->row);
+    s->plan->ComputeValue(s->c, s->base + column, s->x, s->row);
   }
 };
 
@@ -230,54 +231,53 @@ void RealEncodingPlan::ComputeCoordinate(uint32_t c, double x,
                        RealSlowColumn::Call, &ctx)) {
       return;
     }
-  } else if (dtype == DType::kFloat64) {
-    double s_hi[kBlock], s_lo[kBlock], c_hi[kBlock], c_lo[kBlock];
-    uint32_t done = 0;
-    for (uint32_t i = 0; i < half_; i += kBlock) {
-      const uint32_t n = std::min(kBlock, half_ - i);
-      if (!DdSinCosColumnsSimd(w0_.data() + i, w1_.data() + i, w2_.data() + i,
-                               n, x, s_hi, s_lo, c_hi, c_lo)) {
-        break;
-      }
-      done = i + n;
-      for (uint32_t k = 0; k < n; ++k) {
-        double s, co;
-        // A NaN high word marks a risky value: the per-value paths.
-        if (!std::isnan(s_hi[k]) && !std::isnan(c_hi[k]) &&
-            RoundDoubleDoubleToDouble({s_hi[k], s_lo[k]}, &s) &&
-            RoundDoubleDoubleToDouble({c_hi[k], c_lo[k]}, &co)) {
-          StorePair(c, i + k, EncodeExact(s, dtype), EncodeExact(co, dtype),
-                    row);
-        } else {
-          ComputeValue(c, i + k, x, row);
-        }
-      }
-    }
-    for (uint32_t i = done; i < half_; ++i) ComputeValue(c, i, x, row);
-    return;
   } else {
-    double s[kBlock], co[kBlock];
+    // Blocks of kBlock pairs: sin/cos in double (16-bit dtypes) or
+    // double-double (float64), then rounded by the anchor-row mode of the
+    // range kernels (relative slack; row_kernel_simd.h), which calls the
+    // per-value paths for what it leaves undecided.
+    const bool f64 = dtype == DType::kFloat64;
+    double s_hi[kBlock], s_lo[kBlock], c_hi[kBlock], c_lo[kBlock];
     uint8_t risky[kBlock];
+    RealSlowColumn ctx{this, c, x, row};
     uint32_t done = 0;
     for (uint32_t i = 0; i < half_; i += kBlock) {
       const uint32_t n = std::min(kBlock, half_ - i);
-      if (!SinCosColumnsSimd(w0_.data() + i, w1_.data() + i, n, x, s, co,
-                             risky)) {
-        break;
-      }
-      done = i + n;
-      for (uint32_t k = 0; k < n; ++k) {
-        uint64_t sb, cb;
-        if (!risky[k] &&
-            RoundIfDecided(s[k], kFastCheckSlack * std::fabs(s[k]), dtype,
-                           &sb) &&
-            RoundIfDecided(co[k], kFastCheckSlack * std::fabs(co[k]), dtype,
-                           &cb)) {
-          StorePair(c, i + k, sb, cb, row);
-        } else {
-          ComputeValue(c, i + k, x, row);
+      const size_t pair = size_t{c} * half_ + i;  // the block's first pair
+      const size_t offset =
+          spec_.layout == Layout::kInterleaved ? 2 * pair : pair;
+      ctx.base = i;
+      bool ok;
+      if (f64) {
+        // Risky values come with NaN high words: undecided by the kernel.
+        ok =
+            DdSinCosColumnsSimd(w0_.data() + i, w1_.data() + i, w2_.data() + i,
+                                n, x, s_hi, s_lo, c_hi, c_lo) &&
+            Float64RowFromAnchorSimd(
+                {s_hi, s_lo, c_hi, c_lo, nullptr, nullptr, nullptr, nullptr}, n,
+                pairs_, spec_.layout, reinterpret_cast<double*>(row) + offset,
+                /*stream=*/false, RealSlowColumn::Call, &ctx);
+      } else {
+        ok = SinCosColumnsSimd(w0_.data() + i, w1_.data() + i, n, x, s_hi, c_hi,
+                               risky);
+        if (ok) {
+          // A risky value is not within the fast bound: round a harmless
+          // 0 there, then overwrite it by the per-value paths below.
+          for (uint32_t k = 0; k < n; ++k) {
+            if (risky[k]) s_hi[k] = c_hi[k] = 0;
+          }
+          ok =
+              Half16RowFromAnchorSimd(s_hi, c_hi, nullptr, c_hi, n, pairs_,
+                                      spec_.layout, dtype == DType::kBFloat16,
+                                      reinterpret_cast<uint16_t*>(row) + offset,
+                                      RealSlowColumn::Call, &ctx);
+          for (uint32_t k = 0; ok && k < n; ++k) {
+            if (risky[k]) ComputeValue(c, i + k, x, row);
+          }
         }
       }
+      if (!ok) break;  // no SIMD target with FMA on this CPU
+      done = i + n;
     }
     for (uint32_t i = done; i < half_; ++i) ComputeValue(c, i, x, row);
     return;
