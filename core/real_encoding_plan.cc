@@ -163,9 +163,18 @@ absl::Status RealEncodingPlan::ValidatePositions(
 void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
                                    std::byte* out) const {
   const size_t row_bytes = spec_.row_bytes();
-  const size_t points = positions.size() / spec_.coordinates;
+  const size_t coords = spec_.coordinates;
+  const size_t points = positions.size() / coords;
   for (size_t p = 0; p < points; ++p) {
-    ComputeRow(positions.data() + p * spec_.coordinates, out + p * row_bytes);
+    const double* point = positions.data() + p * coords;
+    // A batch often repeats its point (one diffusion timestep for every
+    // sample): the same bits give the same row.
+    if (p > 0 &&
+        std::memcmp(point - coords, point, coords * sizeof(double)) == 0) {
+      std::memcpy(out + p * row_bytes, out + (p - 1) * row_bytes, row_bytes);
+      continue;
+    }
+    ComputeRow(point, out + p * row_bytes);
   }
 }
 

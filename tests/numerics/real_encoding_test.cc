@@ -176,8 +176,9 @@ std::vector<RealEncodingSpec> LibrarySpecs() {
 
 TEST(RealEncodingTest, LibrarySpecs_EveryDtypeMatchesMpfr) {
   CheckStats stats;
+  // 999.5 twice in a row: a repeated point's row is copied, not recomputed.
   const std::vector<double> timesteps = {
-      0, 1, 999, 999.5, 0.25, 1e-3, -1.5, 500.123456789, 0x1p-64};
+      0, 1, 999, 999.5, 999.5, 0.25, 1e-3, -1.5, 500.123456789, 0x1p-64};
   for (RealEncodingSpec spec : LibrarySpecs()) {
     for (DType dtype : kDTypes) {
       spec.dtype = dtype;
