@@ -31,6 +31,11 @@ type PositionalEncodingClient interface {
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED when the answer
 	// exceeds --max_message_bytes or a bounded resource is full.
 	GetRows(ctx context.Context, in *GetRowsRequest, opts ...grpc.CallOption) (*GetRowsResponse, error)
+	// Encodings of real-valued points (timesteps, coordinates), computed on
+	// each call (not cached). Any replica answers: no routing key.
+	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
+	// answer exceeds --max_message_bytes or a bounded resource is full.
+	Encode(ctx context.Context, in *EncodeRequest, opts ...grpc.CallOption) (*EncodeResponse, error)
 	// Cache counters, per-method call counts and server limits. Always OK.
 	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
 }
@@ -125,6 +130,15 @@ func (c *positionalEncodingClient) GetRows(ctx context.Context, in *GetRowsReque
 	return out, nil
 }
 
+func (c *positionalEncodingClient) Encode(ctx context.Context, in *EncodeRequest, opts ...grpc.CallOption) (*EncodeResponse, error) {
+	out := new(EncodeResponse)
+	err := c.cc.Invoke(ctx, "/posenc.v1.PositionalEncoding/Encode", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *positionalEncodingClient) GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error) {
 	out := new(GetStatsResponse)
 	err := c.cc.Invoke(ctx, "/posenc.v1.PositionalEncoding/GetStats", in, out, opts...)
@@ -152,6 +166,11 @@ type PositionalEncodingServer interface {
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED when the answer
 	// exceeds --max_message_bytes or a bounded resource is full.
 	GetRows(context.Context, *GetRowsRequest) (*GetRowsResponse, error)
+	// Encodings of real-valued points (timesteps, coordinates), computed on
+	// each call (not cached). Any replica answers: no routing key.
+	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
+	// answer exceeds --max_message_bytes or a bounded resource is full.
+	Encode(context.Context, *EncodeRequest) (*EncodeResponse, error)
 	// Cache counters, per-method call counts and server limits. Always OK.
 	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
 	mustEmbedUnimplementedPositionalEncodingServer()
@@ -172,6 +191,9 @@ func (UnimplementedPositionalEncodingServer) StreamBatches(*StreamBatchesRequest
 }
 func (UnimplementedPositionalEncodingServer) GetRows(context.Context, *GetRowsRequest) (*GetRowsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRows not implemented")
+}
+func (UnimplementedPositionalEncodingServer) Encode(context.Context, *EncodeRequest) (*EncodeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Encode not implemented")
 }
 func (UnimplementedPositionalEncodingServer) GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetStats not implemented")
@@ -267,6 +289,24 @@ func _PositionalEncoding_GetRows_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PositionalEncoding_Encode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EncodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PositionalEncodingServer).Encode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/posenc.v1.PositionalEncoding/Encode",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PositionalEncodingServer).Encode(ctx, req.(*EncodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PositionalEncoding_GetStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetStatsRequest)
 	if err := dec(in); err != nil {
@@ -296,6 +336,10 @@ var _PositionalEncoding_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRows",
 			Handler:    _PositionalEncoding_GetRows_Handler,
+		},
+		{
+			MethodName: "Encode",
+			Handler:    _PositionalEncoding_Encode_Handler,
 		},
 		{
 			MethodName: "GetStats",
