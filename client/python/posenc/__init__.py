@@ -3,6 +3,7 @@
     import posenc
     with posenc.Client("127.0.0.1:50051") as client:
         table = client.table(posenc.TableSpec(d=512, max_len=2048))
+        emb = client.encode(posenc.EncodingSpec(dim=256), [999.5, 0.25])
 
 posenc.aio.Client has the same methods on asyncio (grpc.aio).
 
@@ -18,11 +19,11 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from posenc.client import Client  # noqa: E402
 from posenc.errors import PosencError  # noqa: E402
-from posenc.spec import RopeScaling, TableSpec  # noqa: E402
+from posenc.spec import EncodingSpec, RopeScaling, TableSpec  # noqa: E402
 from posenc.hf_config import spec_from_hf_config  # noqa: E402
 from posenc.tensor import bfloat16_bits_to_float32  # noqa: E402
 from posenc import aio  # noqa: E402
 
-__all__ = ["Client", "PosencError", "RopeScaling", "TableSpec", "aio",
+__all__ = ["Client", "EncodingSpec", "PosencError", "RopeScaling", "TableSpec", "aio",
            "bfloat16_bits_to_float32", "spec_from_hf_config"]
 __version__ = "0.1.0"

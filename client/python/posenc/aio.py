@@ -15,15 +15,15 @@ Same methods, arguments and results as posenc.Client; unary methods are
 coroutines and streams are async iterators.
 """
 
-from typing import AsyncIterator, Iterable, Optional, Tuple
+from typing import AsyncIterator, Iterable, Optional, Tuple, Union
 
 import grpc
 import grpc.aio
 import numpy as np
 
-from posenc.client import MAX_RECEIVE_BYTES
+from posenc.client import MAX_RECEIVE_BYTES, encode_request
 from posenc.errors import PosencError
-from posenc.spec import TableSpec, routing_metadata
+from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
 from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
@@ -107,6 +107,15 @@ class Client:
                                             positions=list(positions))
         response = await self._unary(self._stub.GetRows, request, timeout)
         return to_numpy(response.rows)
+
+    async def encode(self, spec: EncodingSpec,
+                     positions: Union[Iterable[float], np.ndarray],
+                     timeout: Optional[float] = None) -> np.ndarray:
+        """Rows of real-valued points, shape (points, spec.width());
+        positions as in posenc.Client.encode. No routing key."""
+        response = await self._unary(self._stub.Encode,
+                                     encode_request(spec, positions), timeout)
+        return to_numpy(response.embeddings)
 
     async def stats(self, timeout: Optional[float] = None
                     ) -> posenc_pb2.GetStatsResponse:

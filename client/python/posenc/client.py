@@ -1,18 +1,25 @@
 """Client: one channel to a posenc server; every call returns numpy arrays."""
 
-from typing import Iterable, Iterator, Optional, Tuple
+from typing import Iterable, Iterator, Optional, Tuple, Union
 
 import grpc
 import numpy as np
 
 from posenc.errors import PosencError
-from posenc.spec import TableSpec, routing_metadata
+from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
 from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
 
 # Tables can be 64 MiB and more; accept up to 1 GiB per message.
 MAX_RECEIVE_BYTES = 1 << 30
+
+
+def encode_request(spec: EncodingSpec, positions) -> posenc_pb2.EncodeRequest:
+    """The EncodeRequest of `spec` and `positions`, flattened point-major."""
+    values = np.asarray(positions, dtype=np.float64).reshape(-1)
+    return posenc_pb2.EncodeRequest(spec=spec.to_proto(),
+                                    positions=values.tolist())
 
 
 class Client:
@@ -93,6 +100,20 @@ class Client:
                                             positions=list(positions))
         return to_numpy(self._unary(self._stub.GetRows, request,
                                     timeout).rows)
+
+    def encode(self, spec: EncodingSpec,
+               positions: Union[Iterable[float], np.ndarray],
+               timeout: Optional[float] = None) -> np.ndarray:
+        """Rows of real-valued points, shape (points, spec.width()).
+
+        positions: spec.coordinates values per point, point-major: a flat
+        sequence, or an array of shape (points, coordinates). Each value is
+        sent as the exact float64 it is. Sends no routing key (nothing is
+        cached; any replica answers).
+        """
+        return to_numpy(self._unary(self._stub.Encode,
+                                    encode_request(spec, positions),
+                                    timeout).embeddings)
 
     def stats(self, timeout: Optional[float] = None
               ) -> posenc_pb2.GetStatsResponse:

@@ -1,4 +1,5 @@
-"""TableSpec: names one positional-encoding table."""
+"""TableSpec names one positional-encoding table; EncodingSpec one encoding
+of real-valued points (Encode)."""
 
 import dataclasses
 import decimal
@@ -24,6 +25,10 @@ _LAYOUTS = {
 _FREQUENCIES = {
     "paper": posenc_pb2.FREQUENCY_PAPER,
     "t2t": posenc_pb2.FREQUENCY_T2T,
+}
+_FREQUENCY_SCHEMES = {
+    "exponential": posenc_pb2.FREQUENCY_SCHEME_EXPONENTIAL,
+    "octaves": posenc_pb2.FREQUENCY_SCHEME_OCTAVES,
 }
 _ROPE_TYPES = {
     "default": posenc_pb2.ROPE_TYPE_DEFAULT,
@@ -144,6 +149,65 @@ class TableSpec:
     def routing_key(self) -> str:
         """The x-posenc-table key this spec's calls carry (routing_key)."""
         return routing_key(self.to_proto())
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodingSpec:
+    """An encoding of real-valued points (Encode): diffusion timesteps,
+    flow-matching times, NeRF coordinates. Fields as the proto's
+    EncodingSpec; 0 / False means unset (the server's default).
+
+    frequency is "exponential" (default: f_i = max_period^(-i / (half -
+    shift)), half = dim // 2; max_period 0 means 10000) or "octaves"
+    (f_k = 2 pi 2^(e_k), e_k = linspace(min_freq_exp, max_freq_exp,
+    num_frequencies)). scale 0 means 1; coordinates 0 means 1. dtype and
+    layout as in TableSpec ("interleaved", "concat_sin_cos" or
+    "concat_cos_sin"). Values are checked by the server, which answers
+    INVALID_ARGUMENT naming the field (raised as PosencError).
+
+    Row width: 2 * coordinates * half, plus 1 with pad_odd_dim, plus
+    coordinates with include_input; see width().
+    """
+
+    dim: int = 0
+    dtype: str = "float32"
+    layout: str = "interleaved"
+    frequency: str = "exponential"
+    max_period: float = 0.0
+    shift: float = 0.0
+    scale: float = 0.0
+    pad_odd_dim: bool = False
+    num_frequencies: int = 0
+    min_freq_exp: float = 0.0
+    max_freq_exp: float = 0.0
+    coordinates: int = 0
+    include_input: bool = False
+
+    def to_proto(self) -> posenc_pb2.EncodingSpec:
+        return posenc_pb2.EncodingSpec(
+            dim=self.dim,
+            dtype=_lookup(_DTYPES, "dtype", self.dtype),
+            layout=_lookup(_LAYOUTS, "layout", self.layout),
+            frequency=_lookup(_FREQUENCY_SCHEMES, "frequency",
+                              self.frequency),
+            max_period=self.max_period,
+            shift=self.shift,
+            scale=self.scale,
+            pad_odd_dim=self.pad_odd_dim,
+            num_frequencies=self.num_frequencies,
+            min_freq_exp=self.min_freq_exp,
+            max_freq_exp=self.max_freq_exp,
+            coordinates=self.coordinates,
+            include_input=self.include_input,
+        )
+
+    def width(self) -> int:
+        """Channels per row the server returns for this (valid) spec."""
+        coordinates = self.coordinates or 1
+        half = (self.num_frequencies if self.frequency == "octaves"
+                else self.dim // 2)
+        return (2 * coordinates * half + (1 if self.pad_odd_dim else 0)
+                + (coordinates if self.include_input else 0))
 
 
 # The metadata key of the routing key (see routing_key).
@@ -267,7 +331,8 @@ def routing_key(spec: posenc_pb2.TableSpec) -> str:
 
 
 def routing_metadata(request) -> tuple:
-    """Call metadata carrying the routing key of request.spec, if any."""
-    if not hasattr(request, "spec"):
+    """Call metadata carrying the routing key of request.spec, if it is a
+    TableSpec (Encode's EncodingSpec has none: nothing is cached)."""
+    if not isinstance(getattr(request, "spec", None), posenc_pb2.TableSpec):
         return ()
     return ((ROUTING_KEY_HEADER, routing_key(request.spec)),)
