@@ -97,6 +97,20 @@ func (c *Client) Gather(ctx context.Context, spec Spec, positions []uint32) (*Te
 	return fromProto(resp.GetRows())
 }
 
+// Encode returns the rows of real-valued points (timesteps, coordinates),
+// shape [points, spec.Width()]. positions holds spec.Coordinates values per
+// point, point-major; each is sent as the exact float64 it is. No routing key
+// is sent: nothing is cached, any replica answers.
+func (c *Client) Encode(ctx context.Context, spec EncodingSpec, positions []float64) (*Tensor, error) {
+	ctx, cancel := c.context(ctx)
+	defer cancel()
+	resp, err := c.stub.Encode(ctx, &pb.EncodeRequest{Spec: spec.proto(), Positions: positions})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return fromProto(resp.GetEmbeddings())
+}
+
 // Stats returns the server's cache counters, call counts and limits.
 func (c *Client) Stats(ctx context.Context) (*pb.GetStatsResponse, error) {
 	ctx, cancel := c.context(ctx)

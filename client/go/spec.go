@@ -196,3 +196,69 @@ func FormatBase(x float64) string {
 	}
 	return mantissa + "e" + sign + strconv.Itoa(exponent)
 }
+
+// EncodingSpec names an encoding of real-valued points (Encode): diffusion
+// timesteps, flow-matching times, NeRF coordinates. Fields as the proto's
+// EncodingSpec; zero values mean the server defaults: float32, interleaved,
+// FREQUENCY_SCHEME_EXPONENTIAL, MaxPeriod 10000, Shift 0, Scale 1,
+// Coordinates 1.
+//
+// Exponential: f_i = MaxPeriod^(-i / (half - Shift)), half = Dim / 2 (PadOddDim
+// for an odd Dim). Octaves: f_k = 2 pi 2^(e_k), e_k = linspace(MinFreqExp,
+// MaxFreqExp, NumFrequencies). Every angle is Scale * x * f. The server checks
+// the values (INVALID_ARGUMENT naming the field).
+type EncodingSpec struct {
+	Dim            uint32
+	DType          pb.DType
+	Layout         pb.Layout
+	Frequency      pb.FrequencyScheme
+	MaxPeriod      float64
+	Shift          float64
+	Scale          float64
+	PadOddDim      bool
+	NumFrequencies uint32
+	MinFreqExp     float64
+	MaxFreqExp     float64
+	Coordinates    uint32
+	IncludeInput   bool
+}
+
+func (s EncodingSpec) proto() *pb.EncodingSpec {
+	return &pb.EncodingSpec{
+		Dim:            s.Dim,
+		Dtype:          s.DType,
+		Layout:         s.Layout,
+		Frequency:      s.Frequency,
+		MaxPeriod:      s.MaxPeriod,
+		Shift:          s.Shift,
+		Scale:          s.Scale,
+		PadOddDim:      s.PadOddDim,
+		NumFrequencies: s.NumFrequencies,
+		MinFreqExp:     s.MinFreqExp,
+		MaxFreqExp:     s.MaxFreqExp,
+		Coordinates:    s.Coordinates,
+		IncludeInput:   s.IncludeInput,
+	}
+}
+
+// Width is the number of channels per row the server returns for a valid
+// spec: 2 * Coordinates * half, plus 1 with PadOddDim, plus Coordinates with
+// IncludeInput (half: Dim / 2, or NumFrequencies for octaves).
+func (s EncodingSpec) Width() uint32 {
+	coordinates := s.Coordinates
+	if coordinates == 0 {
+		coordinates = 1
+	}
+	half := s.Dim / 2
+	if s.Frequency == pb.FrequencyScheme_FREQUENCY_SCHEME_OCTAVES {
+		half = s.NumFrequencies
+	}
+	w := 2 * coordinates * half
+	if s.PadOddDim {
+		w++
+	}
+	if s.IncludeInput {
+		w += coordinates
+	}
+	return w
+}
