@@ -7,7 +7,9 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 const { PosencError } = require('./errors');
-const { specToProto, routingKeyOfProto, ROUTING_KEY_HEADER } = require('./spec');
+const {
+  specToProto, encodingSpecToProto, routingKeyOfProto, ROUTING_KEY_HEADER,
+} = require('./spec');
 const { fromProto } = require('./tensor');
 
 // The proto shipped in the package (npm pack copies it to proto/), else,
@@ -17,6 +19,11 @@ const PACKAGED_PROTO_ROOT = path.resolve(__dirname, '..', 'proto');
 const DEFAULT_PROTO_ROOT = fs.existsSync(
   path.join(PACKAGED_PROTO_ROOT, 'posenc', 'v1', 'posenc.proto')) ?
   PACKAGED_PROTO_ROOT : path.resolve(__dirname, '..', '..', '..', 'proto');
+
+// The table calls, which carry the routing key (Encode does not: nothing
+// is cached, any replica answers).
+const TABLE_METHODS = new Set(['getTable', 'streamRows', 'streamBatches',
+                               'getRows']);
 
 // Tables can be 64 MiB and more; accept up to 1 GiB per message.
 const MAX_RECEIVE_BYTES = 1 << 30;
@@ -80,6 +87,23 @@ class PosencClient {
     return fromProto(response.rows);
   }
 
+  /**
+   * Rows of real-valued points (timesteps, coordinates), shape
+   * [points, encodingWidth(spec)]. `positions`: spec.coordinates numbers per
+   * point, point-major, flat or as an array of points; each is sent as the
+   * exact double it is. No routing key is sent.
+   */
+  async encode(spec, positions, options) {
+    const request = {
+      spec: encodingSpecToProto(spec),
+      positions: Array.from(positions, (p) =>
+        (p !== null && typeof p === 'object' ? Array.from(p, Number) :
+          [Number(p)])).flat(),
+    };
+    const response = await this.unary('encode', request, options);
+    return fromProto(response.embeddings);
+  }
+
   /** Cache counters, call counts and limits; uint64 values as BigInt. */
   async stats(options) {
     return statsFromProto(await this.unary('getStats', {}, options));
@@ -116,9 +140,9 @@ class PosencClient {
 
   // The routing key of a table request (x-posenc-table), so a
   // consistent-hash proxy sends each table family to one replica.
-  metadata(request) {
+  metadata(method, request) {
     const metadata = new grpc.Metadata();
-    if (request.spec) {
+    if (TABLE_METHODS.has(method) && request.spec) {
       metadata.set(ROUTING_KEY_HEADER, routingKeyOfProto(request.spec));
     }
     return metadata;
@@ -126,7 +150,7 @@ class PosencClient {
 
   unary(method, request, { timeoutMs } = {}) {
     return new Promise((resolve, reject) => {
-      this.stub[method](request, this.metadata(request),
+      this.stub[method](request, this.metadata(method, request),
                         { deadline: this.deadline(timeoutMs) },
                         (error, response) => {
                           if (error) reject(PosencError.from(error));
@@ -137,7 +161,7 @@ class PosencClient {
 
   async *stream(method, request, timeoutMs) {
     const call = this.stub[method](
-      request, this.metadata(request), { deadline: this.deadline(timeoutMs) });
+      request, this.metadata(method, request), { deadline: this.deadline(timeoutMs) });
     try {
       for await (const message of call) yield message;
     } catch (error) {

@@ -61,6 +61,45 @@ export interface TableSpec {
   partialRotaryFactor?: number;
 }
 
+/** Frequencies of an EncodingSpec: diffusers/GLIDE/FLUX's or nerfstudio's. */
+export type FrequencyScheme = 'exponential' | 'octaves';
+
+/**
+ * An encoding of real-valued points (Encode): the proto's EncodingSpec in
+ * camelCase; unset (or 0 / false) means the server's default. Rows are
+ * encodingWidth(spec) channels.
+ */
+export interface EncodingSpec {
+  /** Exponential: channels per coordinate (odd only with padOddDim). */
+  dim?: number;
+  /** Default 'float32'. */
+  dtype?: Dtype;
+  /** 'interleaved' (default), 'concat_sin_cos' or 'concat_cos_sin'. */
+  layout?: Layout;
+  /**
+   * 'exponential' (default): f_i = maxPeriod^(-i / (half - shift));
+   * 'octaves': f_k = 2 pi 2^(e_k), e_k = linspace(minFreqExp, maxFreqExp,
+   * numFrequencies).
+   */
+  frequency?: FrequencyScheme;
+  /** Exponential; 0 or unset means 10000. */
+  maxPeriod?: number;
+  /** Exponential: diffusers' downscale_freq_shift; default 0. */
+  shift?: number;
+  /** Every angle is scale * x * f; 0 or unset means 1. */
+  scale?: number;
+  /** One zero column after the pairs (odd dim, one coordinate). */
+  padOddDim?: boolean;
+  /** Octaves: number of frequencies. */
+  numFrequencies?: number;
+  minFreqExp?: number;
+  maxFreqExp?: number;
+  /** Values per point; 0 or unset means 1. */
+  coordinates?: number;
+  /** Append the point's coordinates, rounded to dtype. */
+  includeInput?: boolean;
+}
+
 /**
  * A table, a batch or a row. float16 and bfloat16 values come as their raw
  * uint16 bits (see float16ToNumber, bfloat16ToNumber).
@@ -149,6 +188,14 @@ export class PosencClient {
   /** Rows at `positions` in that order (repeats allowed), shape [n, d]. */
   gather(spec: TableSpec, positions: number[],
          options?: CallOptions): Promise<Tensor>;
+  /**
+   * Rows of real-valued points, shape [points, encodingWidth(spec)]:
+   * `positions` holds spec.coordinates numbers per point, flat
+   * (point-major) or as an array of points. No routing key is sent.
+   */
+  encode(spec: EncodingSpec,
+         positions: Iterable<number> | Iterable<Iterable<number>>,
+         options?: CallOptions): Promise<Tensor>;
   /** Cache counters, call counts and limits. */
   stats(options?: CallOptions): Promise<Stats>;
   /** { position, row } (row shape [d]) over [start, end). */
@@ -189,6 +236,8 @@ export const ROUTING_KEY_HEADER: 'x-posenc-table';
 export function routingKey(spec: TableSpec): string;
 /** Channels per row of the spec's tables (see TableSpec). */
 export function rowWidth(spec: TableSpec): number;
+/** Channels per row of an encoding's rows (see EncodingSpec). */
+export function encodingWidth(spec: EncodingSpec): number;
 /**
  * FNV-1a 64 of the values' little-endian float64 bytes, 16 hex digits (the
  * routing key's shortFactor / longFactor).

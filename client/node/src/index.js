@@ -4,9 +4,11 @@
 const { PosencClient } = require('./client');
 const { PosencError } = require('./errors');
 const { bfloat16ToNumber, float16ToNumber } = require('./tensor');
-const { routingKey, rowWidth, fnv1a64Hex, ROUTING_KEY_HEADER } = require('./spec');
+const {
+  routingKey, rowWidth, encodingWidth, fnv1a64Hex, ROUTING_KEY_HEADER,
+} = require('./spec');
 
 module.exports = {
   PosencClient, PosencError, bfloat16ToNumber, float16ToNumber, routingKey,
-  rowWidth, fnv1a64Hex, ROUTING_KEY_HEADER,
+  rowWidth, encodingWidth, fnv1a64Hex, ROUTING_KEY_HEADER,
 };

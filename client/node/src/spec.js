@@ -1,5 +1,6 @@
 'use strict';
-// TableSpec objects (camelCase, friendly names) to request messages.
+// TableSpec and EncodingSpec objects (camelCase, friendly names) to request
+// messages.
 
 const DTYPES = {
   float32: 'DTYPE_FLOAT32', float64: 'DTYPE_FLOAT64',
@@ -13,6 +14,10 @@ const LAYOUTS = {
   interleaved_pairs: 'LAYOUT_INTERLEAVED_PAIRS',
 };
 const FREQUENCIES = { paper: 'FREQUENCY_PAPER', t2t: 'FREQUENCY_T2T' };
+const FREQUENCY_SCHEMES = {
+  exponential: 'FREQUENCY_SCHEME_EXPONENTIAL',
+  octaves: 'FREQUENCY_SCHEME_OCTAVES',
+};
 const ROPE_TYPES = {
   default: 'ROPE_TYPE_DEFAULT', linear: 'ROPE_TYPE_LINEAR',
   dynamic: 'ROPE_TYPE_DYNAMIC', yarn: 'ROPE_TYPE_YARN',
@@ -123,6 +128,63 @@ function specToProto(spec) {
 }
 
 /**
+ * An encoding of real-valued points (Encode): diffusion timesteps,
+ * flow-matching times, NeRF coordinates. The proto's EncodingSpec fields in
+ * camelCase; unset (or 0 / false) means the server's default. The server
+ * checks the values (INVALID_ARGUMENT naming the field).
+ * @typedef {object} EncodingSpec
+ * @property {number} [dim]        exponential: channels per coordinate
+ * @property {string} [dtype]      float32 (default) | float64 | float16 | bfloat16
+ * @property {string} [layout]     interleaved (default) | concat_sin_cos |
+ *   concat_cos_sin
+ * @property {string} [frequency]  exponential (default: f_i =
+ *   maxPeriod^(-i / (half - shift))) | octaves (f_k = 2 pi 2^(e_k))
+ * @property {number} [maxPeriod]  exponential; 0 or unset = 10000
+ * @property {number} [shift]      exponential (diffusers downscale_freq_shift)
+ * @property {number} [scale]      every angle is scale * x * f; unset = 1
+ * @property {boolean} [padOddDim] one zero column for an odd dim
+ * @property {number} [numFrequencies]  octaves
+ * @property {number} [minFreqExp]      octaves
+ * @property {number} [maxFreqExp]      octaves
+ * @property {number} [coordinates]     values per point; unset = 1
+ * @property {boolean} [includeInput]   append the point's coordinates
+ */
+
+/** @param {EncodingSpec} spec */
+function encodingSpecToProto(spec) {
+  return {
+    dim: spec.dim ?? 0,
+    dtype: lookup(DTYPES, 'dtype', spec.dtype ?? 'float32'),
+    layout: lookup(LAYOUTS, 'layout', spec.layout ?? 'interleaved'),
+    frequency: lookup(FREQUENCY_SCHEMES, 'frequency',
+                      spec.frequency ?? 'exponential'),
+    maxPeriod: spec.maxPeriod ?? 0,
+    shift: spec.shift ?? 0,
+    scale: spec.scale ?? 0,
+    padOddDim: spec.padOddDim ?? false,
+    numFrequencies: spec.numFrequencies ?? 0,
+    minFreqExp: spec.minFreqExp ?? 0,
+    maxFreqExp: spec.maxFreqExp ?? 0,
+    coordinates: spec.coordinates ?? 0,
+    includeInput: spec.includeInput ?? false,
+  };
+}
+
+/**
+ * Channels per row the server returns for a valid EncodingSpec:
+ * 2 * coordinates * half (half: floor(dim / 2), or numFrequencies for
+ * octaves), plus 1 with padOddDim, plus coordinates with includeInput.
+ * @param {EncodingSpec} spec
+ */
+function encodingWidth(spec) {
+  const coordinates = spec.coordinates || 1;
+  const half = spec.frequency === 'octaves' ? (spec.numFrequencies ?? 0) :
+    Math.floor((spec.dim ?? 0) / 2);
+  return 2 * coordinates * half + (spec.padOddDim ? 1 : 0) +
+    (spec.includeInput ? coordinates : 0);
+}
+
+/**
  * Channels per row the server returns for a valid spec: d, or
  * floor(d * partialRotaryFactor) when that is set, twice that for the RoPE
  * layouts.
@@ -226,5 +288,5 @@ function routingKey(spec) {
 
 module.exports = {
   specToProto, routingKey, routingKeyOfProto, fnv1a64Hex, rowWidth,
-  ROUTING_KEY_HEADER,
+  encodingSpecToProto, encodingWidth, ROUTING_KEY_HEADER,
 };
