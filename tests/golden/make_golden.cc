@@ -15,6 +15,18 @@
 // a * cos(pos * f'_i), a * sin(pos * f'_i) is rounded once only when
 // mpfr_can_round proves the rounding (else the precision doubles).
 //
+// Encode rows (EncodingSpec, the `Encode` lines) are computed here too, from
+// the libraries' formulas as posenc.proto writes them (FrequencyScheme), not
+// from core/: f_i = max_period^(-i / (half - shift)) (mpfr_pow) or
+// 2 pi 2^(e_k), e_k = min_freq_exp + k (max_freq_exp - min_freq_exp) /
+// (num_frequencies - 1) (mpfr_exp2), times scale, times the position, sin and
+// cos at 384 bits, each value rounded once only when mpfr_can_round proves
+// the rounding (else the precision doubles). Values that are exactly 0 or
+// +-1, which no precision can round by proof, are set explicitly: position 0
+// (sin +0, cos 1) and whole quarter turns of an octave frequency with an
+// integer exponent (x * scale * 2^(e+2) an integer n: sin, cos of n pi / 2,
+// zeros as +0).
+//
 // Prints the expected interop transcript (one line per call) to stdout.
 // Regenerate the committed goldens with:
 //   ninja -C build posenc_make_golden &&
@@ -477,7 +489,236 @@ std::string Row(const Spec& spec, uint32_t pos, const Rope* rope = nullptr) {
   return row;
 }
 
+// An EncodingSpec (proto EncodingSpec) with the proto's defaults applied.
+struct Encoding {
+  bool octaves = false;
+  uint32_t dim = 0;  // exponential: 2 half (+1 with pad_odd_dim)
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kInterleaved;
+  double max_period = 10000;
+  double shift = 0;
+  double scale = 1;
+  bool pad_odd_dim = false;
+  uint32_t num_frequencies = 0;
+  double min_freq_exp = 0;
+  double max_freq_exp = 0;
+  uint32_t coordinates = 1;
+  bool include_input = false;
+
+  uint32_t half() const { return octaves ? num_frequencies : dim / 2; }
+  uint32_t width() const {
+    return 2 * coordinates * half() + (pad_odd_dim ? 1 : 0) +
+           (include_input ? coordinates : 0);
+  }
+};
+
+constexpr mpfr_prec_t kEncodePrecision = 384;
+
+// Octaves: whether e_k is an integer, and then which, decided exactly (the
+// doubles and k, n are exact at 2048 bits; the quotient is exact or not).
+bool IntegerExponent(const Encoding& spec, uint32_t k, long* exponent) {
+  mpfr_t e, span;
+  mpfr_init2(e, 2048);
+  mpfr_init2(span, 2048);
+  bool integer = false;
+  mpfr_set_d(e, spec.min_freq_exp, MPFR_RNDN);
+  if (spec.num_frequencies > 1) {
+    mpfr_set_d(span, spec.max_freq_exp, MPFR_RNDN);
+    mpfr_sub_d(span, span, spec.min_freq_exp, MPFR_RNDN);  // exact
+    mpfr_mul_ui(span, span, k, MPFR_RNDN);                 // exact
+    const int inexact =
+        mpfr_div_ui(span, span, spec.num_frequencies - 1, MPFR_RNDN);
+    if (inexact == 0) mpfr_add(e, e, span, MPFR_RNDN);  // exact
+    integer = inexact == 0 && mpfr_integer_p(e);
+  } else {
+    integer = mpfr_integer_p(e);
+  }
+  if (integer) *exponent = mpfr_get_si(e, MPFR_RNDN);
+  mpfr_clear(e);
+  mpfr_clear(span);
+  return integer;
+}
+
+// Whether x * F is a whole number n of quarter turns, exactly; then n mod 4.
+// Only an octave frequency with an integer exponent e has such points
+// (F = scale 2 pi 2^e: x F = n pi / 2 when x scale 2^(e+2) = n); an
+// exponential F / scale is algebraic, so x F / pi is never rational.
+bool QuarterTurns(const Encoding& spec, uint32_t k, double x, int* n_mod_4) {
+  long e;
+  if (!spec.octaves || !IntegerExponent(spec, k, &e)) return false;
+  mpfr_t t;
+  mpfr_init2(t, 2048);
+  mpfr_set_d(t, x, MPFR_RNDN);
+  mpfr_mul_d(t, t, spec.scale, MPFR_RNDN);  // exact: 106 bits
+  mpfr_mul_2si(t, t, e + 2, MPFR_RNDN);     // exact
+  const bool whole = mpfr_integer_p(t) != 0;
+  if (whole) {
+    mpfr_fmod_ui(t, t, 4, MPFR_RNDN);  // in (-4, 4), exact
+    *n_mod_4 = static_cast<int>((mpfr_get_si(t, MPFR_RNDN) + 4) % 4);
+  }
+  mpfr_clear(t);
+  return whole;
+}
+
+// F_i = scale * f_i of every frequency of `spec`, to `prec` bits.
+std::vector<mpfr_ptr> EncodingFrequencies(const Encoding& spec,
+                                          mpfr_prec_t prec) {
+  mpfr_t e, t;
+  mpfr_init2(e, prec);
+  mpfr_init2(t, prec);
+  std::vector<mpfr_ptr> freqs;
+  for (uint32_t i = 0; i < spec.half(); ++i) {
+    mpfr_ptr f = new __mpfr_struct;
+    mpfr_init2(f, prec);
+    if (!spec.octaves) {
+      // f_i = max_period^(-i / (half - shift)).
+      mpfr_set_ui(t, spec.half(), MPFR_RNDN);
+      mpfr_sub_d(t, t, spec.shift, MPFR_RNDN);
+      mpfr_set_si(e, -static_cast<long>(i), MPFR_RNDN);
+      mpfr_div(e, e, t, MPFR_RNDN);
+      mpfr_set_d(t, spec.max_period, MPFR_RNDN);
+      mpfr_pow(f, t, e, MPFR_RNDN);
+    } else {
+      // f_k = 2 pi 2^(e_k), e_k = min + k (max - min) / (n - 1).
+      mpfr_set_d(e, spec.max_freq_exp, MPFR_RNDN);
+      mpfr_sub_d(e, e, spec.min_freq_exp, MPFR_RNDN);
+      mpfr_mul_ui(e, e, i, MPFR_RNDN);
+      if (spec.num_frequencies > 1) {
+        mpfr_div_ui(e, e, spec.num_frequencies - 1, MPFR_RNDN);
+      }
+      mpfr_add_d(e, e, spec.min_freq_exp, MPFR_RNDN);
+      mpfr_exp2(f, e, MPFR_RNDN);
+      mpfr_const_pi(t, MPFR_RNDN);
+      mpfr_mul(f, f, t, MPFR_RNDN);
+      mpfr_mul_2si(f, f, 1, MPFR_RNDN);
+    }
+    mpfr_mul_d(f, f, spec.scale, MPFR_RNDN);
+    freqs.push_back(f);
+  }
+  mpfr_clear(e);
+  mpfr_clear(t);
+  return freqs;
+}
+
+// sin(x F_i) and cos(x F_i) of every frequency, rounded to `dtype` and
+// serialised, each decided at a precision that proves its rounding.
+void EncodingValues(const Encoding& spec, double x,
+                    std::vector<std::string>* sin_bytes,
+                    std::vector<std::string>* cos_bytes) {
+  const uint32_t half = spec.half();
+  const int target = FormatOf(spec.dtype).precision;
+  std::vector<bool> done(half, false);
+  mpfr_t s, c;
+  mpfr_init2(s, 64);
+  mpfr_init2(c, 64);
+  for (uint32_t i = 0; i < half; ++i) {  // exact values first
+    int n = 0;  // quarter turns mod 4: angle 0 at x = 0
+    if (x != 0 && !QuarterTurns(spec, i, x, &n)) continue;
+    static const int kSin[4] = {0, 1, 0, -1}, kCos[4] = {1, 0, -1, 0};
+    mpfr_set_si(s, kSin[n], MPFR_RNDN);  // 0 is +0
+    mpfr_set_si(c, kCos[n], MPFR_RNDN);
+    AppendValue(s, spec.dtype, &(*sin_bytes)[i]);
+    AppendValue(c, spec.dtype, &(*cos_bytes)[i]);
+    done[i] = true;
+  }
+  mpfr_clear(s);
+  mpfr_clear(c);
+  for (mpfr_prec_t prec = kEncodePrecision;; prec *= 2) {
+    if (prec > 8192) {
+      std::fprintf(stderr, "make_golden: cannot round an Encode value\n");
+      std::exit(1);
+    }
+    std::vector<mpfr_ptr> freqs = EncodingFrequencies(spec, prec);
+    mpfr_t angle, sv, cv;
+    for (mpfr_ptr v : {angle, sv, cv}) mpfr_init2(v, prec);
+    bool all = true;
+    for (uint32_t i = 0; i < half; ++i) {
+      if (done[i]) continue;
+      mpfr_mul_d(angle, freqs[i], x, MPFR_RNDN);
+      mpfr_sin_cos(sv, cv, angle, MPFR_RNDN);
+      // F_i is within 2^(8 - prec) relative (at most ~10 roundings, each
+      // amplified at most ln(max_period) |exponent| or |e_k| ln 2 < 2^6
+      // times), |angle| <= 2^24 (the server's limit), so sin and cos are
+      // within 2^(33 - prec) absolutely; allow 2^(64 - prec).
+      bool ok = true;
+      for (mpfr_ptr v : {sv, cv}) {
+        ok = ok && !mpfr_zero_p(v) &&
+             mpfr_can_round(v, mpfr_get_exp(v) - (64 - prec), MPFR_RNDN,
+                            MPFR_RNDZ, target + 1) != 0;
+      }
+      if (!ok) {
+        all = false;
+        continue;
+      }
+      AppendValue(sv, spec.dtype, &(*sin_bytes)[i]);
+      AppendValue(cv, spec.dtype, &(*cos_bytes)[i]);
+      done[i] = true;
+    }
+    for (mpfr_ptr v : {angle, sv, cv}) mpfr_clear(v);
+    for (mpfr_ptr f : freqs) {
+      mpfr_clear(f);
+      delete f;
+    }
+    if (all) return;
+  }
+}
+
+// One row of `spec` for the point `x` (spec.coordinates values), serialised:
+// the K = coordinates * half pairs (pair j = c * half + i) placed by layout,
+// the pad column, the inputs.
+std::string EncodingRow(const Encoding& spec, const double* x) {
+  const uint32_t half = spec.half();
+  const uint32_t pairs = spec.coordinates * half;
+  std::vector<std::string> sin_bytes(pairs), cos_bytes(pairs);
+  for (uint32_t c = 0; c < spec.coordinates; ++c) {
+    std::vector<std::string> s(half), co(half);
+    EncodingValues(spec, x[c], &s, &co);
+    for (uint32_t i = 0; i < half; ++i) {
+      sin_bytes[c * half + i] = s[i];
+      cos_bytes[c * half + i] = co[i];
+    }
+  }
+  std::string row;
+  switch (spec.layout) {
+    case Layout::kConcatSinCos:
+      for (const auto& b : sin_bytes) row += b;
+      for (const auto& b : cos_bytes) row += b;
+      break;
+    case Layout::kConcatCosSin:
+      for (const auto& b : cos_bytes) row += b;
+      for (const auto& b : sin_bytes) row += b;
+      break;
+    default:  // interleaved (the RoPE layouts are refused)
+      for (uint32_t j = 0; j < pairs; ++j) row += sin_bytes[j] + cos_bytes[j];
+      break;
+  }
+  mpfr_t v;
+  mpfr_init2(v, 64);
+  if (spec.pad_odd_dim) {
+    mpfr_set_zero(v, 1);
+    AppendValue(v, spec.dtype, &row);
+  }
+  for (uint32_t c = 0; c < spec.coordinates && spec.include_input; ++c) {
+    mpfr_set_d(v, x[c], MPFR_RNDN);  // exact
+    AppendValue(v, spec.dtype, &row);
+  }
+  mpfr_clear(v);
+  return row;
+}
+
 using ::posenc::testing::Sha256Hex;
+
+// "Encode <name> <dtype> <points>x<width> sha256=<hex>".
+void PrintEncode(const char* name, const Encoding& spec,
+                 const std::vector<double>& positions) {
+  std::string bytes;
+  const size_t points = positions.size() / spec.coordinates;
+  for (size_t p = 0; p < points; ++p) {
+    bytes += EncodingRow(spec, &positions[p * spec.coordinates]);
+  }
+  std::printf("Encode %s %s %zux%u sha256=%s\n", name, DTypeName(spec.dtype),
+              points, spec.width(), Sha256Hex(bytes).c_str());
+}
 
 // One transcript line: "<rpc> <name> <dtype> <rows>x<width> sha256=<hex>"
 // (width: d, or 2d for the RoPE layouts).
@@ -706,6 +947,37 @@ int main() {
   Rope bad_list = longrope;  // 7 short factors for d/2 = 8
   bad_list.short_factor.pop_back();
   std::printf("GetTable rope_bad_list INVALID_ARGUMENT\n");
+
+  // Encode (SCRIPT.md, the Encode lines).
+  Encoding flux;  // FLUX timestep_embedding: t in [0, 1], time_factor 1000
+  flux.dim = 256;
+  flux.layout = Layout::kConcatCosSin;
+  flux.scale = 1000;
+  PrintEncode("flux_t_f32", flux, {0, 0.25, 0.5, 0.999, 1.0 / 3});
+  Encoding sd;  // SD UNet, odd embedding_dim padded
+  sd.dim = 321;
+  sd.pad_odd_dim = true;
+  sd.layout = Layout::kConcatCosSin;
+  sd.dtype = DType::kFloat16;
+  PrintEncode("sd_pad_f16", sd, {999.5, 0, 1, 500.25, -3.75});
+  Encoding diffusers;  // get_timestep_embedding, downscale_freq_shift=1
+  diffusers.dim = 64;
+  diffusers.layout = Layout::kConcatSinCos;
+  diffusers.shift = 1;
+  diffusers.dtype = DType::kFloat64;
+  PrintEncode("diffusers_shift1_f64", diffusers, {0.001, 999, 123.456});
+  Encoding nerf;  // nerfstudio NeRFEncoding(3, 10, 0, 8, include_input)
+  nerf.octaves = true;
+  nerf.layout = Layout::kConcatSinCos;
+  nerf.num_frequencies = 10;
+  nerf.min_freq_exp = 0;
+  nerf.max_freq_exp = 8;
+  nerf.coordinates = 3;
+  nerf.include_input = true;
+  nerf.dtype = DType::kBFloat16;
+  PrintEncode("nerf_bf16", nerf, {0.5, -0.25, 0.1, 0.3, 1, -0.75});
+  std::printf("Encode odd_dim INVALID_ARGUMENT\n");
+  std::printf("Encode past_limit OUT_OF_RANGE\n");
 
   // Partial rotary: d=64, prf 0.5 (rotary dimension 32), DeepSeek-style
   // YaRN. Key only.
