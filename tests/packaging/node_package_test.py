@@ -28,8 +28,8 @@ from server_process import ServerProcess  # noqa: E402
 README_PORT = "127.0.0.1:50320"
 JS_EXPECT = ["float32 [ 16, 4 ]", "0.909297", "0 [ 64, 512 ] [ 0, 1 ]",
              "INVALID_ARGUMENT spec.d must be even"]
-TS_EXPECT = ["float64 [ 16, 4 ]", "2 0.9092974268256817", "true",
-             "OUT_OF_RANGE"]
+TS_EXPECT = ["float64 [ 16, 4 ]", "2 0.9092974268256817",
+             "encode float32 [ 2, 256 ]", "true", "OUT_OF_RANGE"]
 
 # Misuse the declarations must reject: each @ts-expect-error line must be an
 # error, or tsc fails with "Unused '@ts-expect-error' directive".
@@ -45,6 +45,10 @@ async function misuse(client: PosencClient): Promise<void> {
   await client.gather({ d: 4, maxLen: 4 }, ['1']);
   // @ts-expect-error rows is an async iterator, not a promise
   const rows: Promise<Tensor> = client.rows({ d: 4, maxLen: 4 });
+  // @ts-expect-error no such frequency scheme
+  await client.encode({ dim: 4, frequency: 'paper' }, [1]);
+  // @ts-expect-error positions are numbers
+  await client.encode({ dim: 4 }, ['1']);
   // @ts-expect-error no such method
   client.nonesuch();
   // @ts-expect-error timeoutMs is a number

@@ -25,7 +25,8 @@ PYTHON = "/usr/bin/python3"  # Debian's, with python3-grpcio
 README_PORT = "127.0.0.1:50320"
 
 # What each README example must print (its comments say so too).
-SYNC_EXPECT = ["float32 (16, 4)", "0.9092974", "INVALID_ARGUMENT"]
+SYNC_EXPECT = ["float32 (16, 4)", "0.9092974", "encode float32 (2, 256)",
+               "INVALID_ARGUMENT"]
 ASYNC_EXPECT = ["float32 (16, 4)", "2 [ 0.9092974", "(2, 4)",
                 "INVALID_ARGUMENT"]
 
