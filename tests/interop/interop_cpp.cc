@@ -17,6 +17,7 @@
 #include "client/tensor.h"
 #include "common/proto_conversion.h"
 #include "common/routing_key.h"
+#include "core/real_encoding_spec.h"
 #include "core/rope.h"
 #include "core/table_spec.h"
 #include "tests/common/sha256_hex.h"
@@ -25,7 +26,9 @@ namespace {
 
 using posenc::DType;
 using posenc::Frequency;
+using posenc::FrequencyScheme;
 using posenc::Layout;
+using posenc::RealEncodingSpec;
 using posenc::RopeScaling;
 using posenc::RopeType;
 using posenc::TableSpec;
@@ -125,6 +128,28 @@ posenc::v1::TableSpec RopeYarnPrfProto() {
   r->set_beta_slow(1);
   r->set_mscale(1);
   r->set_mscale_all_dim(0.707);
+  return spec;
+}
+
+// The Encode specs of SCRIPT.md.
+RealEncodingSpec Exponential(uint32_t dim, Layout layout, DType dtype) {
+  RealEncodingSpec spec;
+  spec.dim = dim;
+  spec.layout = layout;
+  spec.dtype = dtype;
+  return spec;
+}
+
+RealEncodingSpec NerfBf16() {  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
+  RealEncodingSpec spec;
+  spec.scheme = FrequencyScheme::kOctaves;
+  spec.layout = Layout::kConcatSinCos;
+  spec.dtype = DType::kBFloat16;
+  spec.num_frequencies = 10;
+  spec.min_freq_exp = 0;
+  spec.max_freq_exp = 8;
+  spec.coordinates = 3;
+  spec.include_input = true;
   return spec;
 }
 
@@ -243,6 +268,32 @@ int main(int argc, char** argv) {
   PrintPayload("StreamBatches", "rope_dynamic_f16_by5", status,
                rope_batches.dtype, rope_batches.rows, 64, rope_batches.bytes);
   PrintTensor("GetTable", "rope_bad_list", client.GetTable(RopeBadList()));
+
+  // Encode.
+  RealEncodingSpec flux =
+      Exponential(256, Layout::kConcatCosSin, DType::kFloat32);
+  flux.scale = 1000;
+  const std::vector<double> flux_t = {0, 0.25, 0.5, 0.999, 1.0 / 3};
+  PrintTensor("Encode", "flux_t_f32", client.Encode(flux, flux_t));
+  RealEncodingSpec sd =
+      Exponential(321, Layout::kConcatCosSin, DType::kFloat16);
+  sd.pad_odd_dim = true;
+  const std::vector<double> sd_t = {999.5, 0, 1, 500.25, -3.75};
+  PrintTensor("Encode", "sd_pad_f16", client.Encode(sd, sd_t));
+  RealEncodingSpec diffusers =
+      Exponential(64, Layout::kConcatSinCos, DType::kFloat64);
+  diffusers.shift = 1;
+  const std::vector<double> diffusers_t = {0.001, 999, 123.456};
+  PrintTensor("Encode", "diffusers_shift1_f64",
+              client.Encode(diffusers, diffusers_t));
+  const std::vector<double> nerf_points = {0.5, -0.25, 0.1, 0.3, 1, -0.75};
+  PrintTensor("Encode", "nerf_bf16", client.Encode(NerfBf16(), nerf_points));
+  const std::vector<double> one = {1};
+  PrintTensor("Encode", "odd_dim",
+              client.Encode(
+                  Exponential(5, Layout::kInterleaved, DType::kFloat32), one));
+  const std::vector<double> past_limit = {17000};
+  PrintTensor("Encode", "past_limit", client.Encode(flux, past_limit));
 
   // The routing keys of the specs above and of tricky bases.
   PrintKey("d4_f32", Spec(4, 1, 10000, DType::kFloat32, Layout::kInterleaved,

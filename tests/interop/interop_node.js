@@ -122,6 +122,25 @@ async function main() {
                 ropeBatches);
     await tensorLine('GetTable', 'rope_bad_list', client.table(badList));
 
+    // Encode.
+    const flux = { dim: 256, layout: 'concat_cos_sin', scale: 1000 };
+    await tensorLine('Encode', 'flux_t_f32',
+                     client.encode(flux, [0, 0.25, 0.5, 0.999, 1 / 3]));
+    await tensorLine('Encode', 'sd_pad_f16', client.encode(
+        { dim: 321, padOddDim: true, layout: 'concat_cos_sin',
+          dtype: 'float16' },
+        [999.5, 0, 1, 500.25, -3.75]));
+    await tensorLine('Encode', 'diffusers_shift1_f64', client.encode(
+        { dim: 64, layout: 'concat_sin_cos', shift: 1, dtype: 'float64' },
+        [0.001, 999, 123.456]));
+    await tensorLine('Encode', 'nerf_bf16', client.encode(
+        { frequency: 'octaves', layout: 'concat_sin_cos', numFrequencies: 10,
+          minFreqExp: 0, maxFreqExp: 8, coordinates: 3, includeInput: true,
+          dtype: 'bfloat16' },
+        [[0.5, -0.25, 0.1], [0.3, 1, -0.75]]));
+    await tensorLine('Encode', 'odd_dim', client.encode({ dim: 5 }, [1]));
+    await tensorLine('Encode', 'past_limit', client.encode(flux, [17000]));
+
     console.log('Key d4_f32 ' + routingKey({ d: 4, maxLen: 1 }));
     console.log('Key d512_f64_concat ' + routingKey({ d: 512, maxLen: 1, base: 500.5, dtype: 'float64', layout: 'concat_sin_cos' }));
     console.log('Key d1024_f16_t2t ' + routingKey({ d: 1024, maxLen: 1, base: 1e6, dtype: 'float16', frequency: 't2t' }));

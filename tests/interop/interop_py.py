@@ -108,6 +108,25 @@ def main():
         error_line("GetTable", "rope_bad_list",
                    lambda: client.table(bad_list))
 
+        E = posenc.EncodingSpec  # Encode
+        flux = E(dim=256, layout="concat_cos_sin", scale=1000)
+        line("Encode", "flux_t_f32",
+             client.encode(flux, [0, 0.25, 0.5, 0.999, 1.0 / 3]))
+        line("Encode", "sd_pad_f16", client.encode(
+            E(dim=321, pad_odd_dim=True, layout="concat_cos_sin",
+              dtype="float16"), [999.5, 0, 1, 500.25, -3.75]))
+        line("Encode", "diffusers_shift1_f64", client.encode(
+            E(dim=64, layout="concat_sin_cos", shift=1, dtype="float64"),
+            [0.001, 999, 123.456]))
+        line("Encode", "nerf_bf16", client.encode(
+            E(frequency="octaves", layout="concat_sin_cos",
+              num_frequencies=10, min_freq_exp=0, max_freq_exp=8,
+              coordinates=3, include_input=True, dtype="bfloat16"),
+            [[0.5, -0.25, 0.1], [0.3, 1, -0.75]]))
+        error_line("Encode", "odd_dim", lambda: client.encode(E(dim=5), [1]))
+        error_line("Encode", "past_limit",
+                   lambda: client.encode(flux, [17000]))
+
         T = posenc.TableSpec  # keys of the specs above and tricky bases
         print("Key d4_f32 " + T(d=4, max_len=1).routing_key())
         print("Key d512_f64_concat " + T(d=512, max_len=1, base=500.5, dtype="float64", layout="concat_sin_cos").routing_key())

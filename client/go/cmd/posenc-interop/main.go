@@ -155,6 +155,27 @@ func main() {
 	t, err = c.Table(ctx, badList)
 	printTensor("GetTable", "rope_bad_list", t, err)
 
+	// Encode.
+	flux := posenc.EncodingSpec{Dim: 256, Layout: pb.Layout_LAYOUT_CONCAT_COS_SIN, Scale: 1000}
+	t, err = c.Encode(ctx, flux, []float64{0, 0.25, 0.5, 0.999, 1.0 / 3})
+	printTensor("Encode", "flux_t_f32", t, err)
+	t, err = c.Encode(ctx, posenc.EncodingSpec{Dim: 321, PadOddDim: true,
+		Layout: pb.Layout_LAYOUT_CONCAT_COS_SIN, DType: pb.DType_DTYPE_FLOAT16},
+		[]float64{999.5, 0, 1, 500.25, -3.75})
+	printTensor("Encode", "sd_pad_f16", t, err)
+	t, err = c.Encode(ctx, posenc.EncodingSpec{Dim: 64, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS,
+		Shift: 1, DType: pb.DType_DTYPE_FLOAT64}, []float64{0.001, 999, 123.456})
+	printTensor("Encode", "diffusers_shift1_f64", t, err)
+	t, err = c.Encode(ctx, posenc.EncodingSpec{Frequency: pb.FrequencyScheme_FREQUENCY_SCHEME_OCTAVES,
+		Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS, NumFrequencies: 10, MinFreqExp: 0, MaxFreqExp: 8,
+		Coordinates: 3, IncludeInput: true, DType: pb.DType_DTYPE_BFLOAT16},
+		[]float64{0.5, -0.25, 0.1, 0.3, 1, -0.75})
+	printTensor("Encode", "nerf_bf16", t, err)
+	t, err = c.Encode(ctx, posenc.EncodingSpec{Dim: 5}, []float64{1})
+	printTensor("Encode", "odd_dim", t, err)
+	t, err = c.Encode(ctx, flux, []float64{17000})
+	printTensor("Encode", "past_limit", t, err)
+
 	// The routing keys of the specs above and of tricky bases.
 	fmt.Println("Key d4_f32 " + posenc.Spec{D: 4, MaxLen: 1}.RoutingKey())
 	fmt.Println("Key d512_f64_concat " + posenc.Spec{D: 512, MaxLen: 1, Base: 500.5, DType: pb.DType_DTYPE_FLOAT64, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS}.RoutingKey())
