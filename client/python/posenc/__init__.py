@@ -24,6 +24,7 @@ from posenc.hf_config import spec_from_hf_config  # noqa: E402
 from posenc.tensor import bfloat16_bits_to_float32  # noqa: E402
 from posenc import aio  # noqa: E402
 
-__all__ = ["Client", "EncodingSpec", "PosencError", "RopeScaling", "TableSpec", "aio",
-           "bfloat16_bits_to_float32", "spec_from_hf_config"]
+__all__ = ["Client", "EncodingSpec", "PosencError", "RopeScaling",
+           "TableSpec", "aio", "bfloat16_bits_to_float32",
+           "spec_from_hf_config"]
 __version__ = "0.1.0"
