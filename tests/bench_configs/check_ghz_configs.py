@@ -9,7 +9,8 @@ compose service; override on the command line); `call` names a method of
 posenc.v1.PositionalEncoding; `data`, with ghz's call-template actions
 replaced by sample values, parses as that method's request message
 (json_format over Python stubs protoc generates from proto/); a config that
-can receive a message over gRPC's 4 MiB default sets max-recv-message-size.
+can receive a message over gRPC's 4 MiB default sets max-recv-message-size
+(an Encode reply: points x the EncodingSpec's width).
 
 Usage: check_ghz_configs.py REPO_ROOT GEN_DIR
 """
@@ -86,6 +87,23 @@ def human_bytes(text):
     return float(m.group(1)) * units[m.group(2).lower()]
 
 
+def encode_shape(name, request):
+    """[points, width] of an EncodeRequest's reply (posenc.proto's
+    EncodingSpec: width = 2 * coordinates * half + pad + inputs)."""
+    spec = request.spec
+    coordinates = spec.coordinates or 1
+    octaves = spec.frequency == 2  # FREQUENCY_SCHEME_OCTAVES
+    half = spec.num_frequencies if octaves else spec.dim // 2
+    check(half > 0, f"{name}: an EncodingSpec without frequencies "
+                    "(dim, or num_frequencies with octaves)")
+    check(len(request.positions) % coordinates == 0 and request.positions,
+          f"{name}: {len(request.positions)} positions are not a whole, "
+          f"non-zero number of points of {coordinates} coordinates")
+    width = (2 * coordinates * half + (1 if spec.pad_odd_dim else 0) +
+             (coordinates if spec.include_input else 0))
+    return len(request.positions) // coordinates, width
+
+
 def main():
     root, gen = sys.argv[1], sys.argv[2]
     os.makedirs(gen, exist_ok=True)
@@ -159,10 +177,14 @@ def main():
             continue
         # Unary replies carry the whole answer: over 4 MiB needs the option.
         if not method.server_streaming and request.HasField("spec"):
-            width = {0: 4, 1: 4, 2: 8, 3: 2, 4: 2}[request.spec.dtype]
-            rows = (len(request.positions) if method.name == "GetRows"
-                    else request.spec.max_len)
-            reply = rows * request.spec.d * width
+            size = {0: 4, 1: 4, 2: 8, 3: 2, 4: 2}[request.spec.dtype]
+            if method.name == "Encode":
+                rows, width = encode_shape(name, request)
+            else:
+                rows = (len(request.positions) if method.name == "GetRows"
+                        else request.spec.max_len)
+                width = request.spec.d
+            reply = rows * width * size
             limit = (human_bytes(cfg["max-recv-message-size"])
                      if "max-recv-message-size" in cfg else DEFAULT_MAX_RECV)
             check(reply + 64 <= limit,
