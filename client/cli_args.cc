@@ -13,8 +13,8 @@
 namespace posenc {
 
 absl::StatusOr<CliArgs> CliArgs::Parse(
-    int argc, const char* const* argv,
-    const std::vector<std::string>& allowed) {
+    int argc, const char* const* argv, const std::vector<std::string>& allowed,
+    const std::vector<std::string>& switches) {
   CliArgs args;
   if (argc < 2) return absl::InvalidArgumentError("missing command");
   args.command_ = argv[1];
@@ -40,7 +40,11 @@ absl::StatusOr<CliArgs> CliArgs::Parse(
           absl::StrCat("unknown option --", name, " for '", args.command_,
                        "' (accepted: --", absl::StrJoin(allowed, " --"), ")"));
     }
-    if (!has_value) {
+    const bool is_switch =
+        std::find(switches.begin(), switches.end(), name) != switches.end();
+    if (!has_value && is_switch) {
+      value = "true";
+    } else if (!has_value) {
       if (i + 1 >= argc) {
         return absl::InvalidArgumentError(
             absl::StrCat("option --", name, " needs a value"));
@@ -82,6 +86,16 @@ absl::StatusOr<double> CliArgs::GetDouble(const std::string& name,
   return v;
 }
 
+absl::StatusOr<bool> CliArgs::GetBool(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return false;
+  if (it->second == "true" || it->second == "1") return true;
+  if (it->second == "false" || it->second == "0") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, " takes no value, or =true or =false; got '",
+                   it->second, "'"));
+}
+
 absl::StatusOr<std::vector<uint32_t>> CliArgs::GetUint32List(
     const std::string& name) const {
   std::vector<uint32_t> out;
@@ -99,6 +113,108 @@ absl::StatusOr<std::vector<uint32_t>> CliArgs::GetUint32List(
         absl::StrCat("--", name, " is required, e.g. --", name, " 0,5,9"));
   }
   return out;
+}
+
+absl::StatusOr<std::vector<double>> CliArgs::GetDoubleList(
+    const std::string& name) const {
+  std::vector<double> out;
+  for (absl::string_view part :
+       absl::StrSplit(GetString(name, ""), ',', absl::SkipWhitespace())) {
+    double v;
+    if (!absl::SimpleAtod(part, &v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be comma-separated numbers, got '", part, "'"));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " is required, e.g. --", name, " 999.5,0.25"));
+  }
+  return out;
+}
+
+absl::StatusOr<RealEncodingSpec> CliArgs::GetEncodingSpec() const {
+  RealEncodingSpec spec;
+  const std::string frequency = GetString("frequency", "exponential");
+  std::vector<const char*> other_scheme;
+  if (frequency == "exponential") {
+    spec.scheme = FrequencyScheme::kExponential;
+    other_scheme = {"num-frequencies", "min-freq-exp", "max-freq-exp"};
+  } else if (frequency == "octaves") {
+    spec.scheme = FrequencyScheme::kOctaves;
+    other_scheme = {"max-period", "shift", "pad-odd-dim"};
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--frequency must be exponential or octaves, got '", frequency, "'"));
+  }
+  for (const char* name : other_scheme) {
+    if (Has(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " does not apply to --frequency ", frequency, " (",
+          frequency == "octaves"
+              ? "--max-period, --shift and --pad-odd-dim are "
+                "exponential's"
+              : "--num-frequencies, --min-freq-exp and "
+                "--max-freq-exp are octaves'",
+          ")"));
+    }
+  }
+  absl::StatusOr<uint32_t> dim = GetUint32("dim", 0);
+  if (!dim.ok()) return dim.status();
+  spec.dim = *dim;
+  absl::StatusOr<double> scale = GetDouble("scale", 1);
+  if (!scale.ok()) return scale.status();
+  spec.scale = *scale;
+  absl::StatusOr<uint32_t> coordinates = GetUint32("coordinates", 1);
+  if (!coordinates.ok()) return coordinates.status();
+  spec.coordinates = *coordinates;
+  absl::StatusOr<bool> include_input = GetBool("include-input");
+  if (!include_input.ok()) return include_input.status();
+  spec.include_input = *include_input;
+  if (spec.scheme == FrequencyScheme::kExponential) {
+    if (!Has("dim")) {
+      return absl::InvalidArgumentError(
+          "--dim is required (channels per coordinate), e.g. --dim 320");
+    }
+    absl::StatusOr<double> max_period = GetDouble("max-period", kDefaultBase);
+    if (!max_period.ok()) return max_period.status();
+    spec.max_period = *max_period;
+    absl::StatusOr<double> shift = GetDouble("shift", 0);
+    if (!shift.ok()) return shift.status();
+    spec.shift = *shift;
+    absl::StatusOr<bool> pad = GetBool("pad-odd-dim");
+    if (!pad.ok()) return pad.status();
+    spec.pad_odd_dim = *pad;
+  } else {
+    if (!Has("num-frequencies")) {
+      return absl::InvalidArgumentError(
+          "--num-frequencies is required with --frequency octaves");
+    }
+    absl::StatusOr<uint32_t> n = GetUint32("num-frequencies", 0);
+    if (!n.ok()) return n.status();
+    spec.num_frequencies = *n;
+    absl::StatusOr<double> lo = GetDouble("min-freq-exp", 0);
+    if (!lo.ok()) return lo.status();
+    spec.min_freq_exp = *lo;
+    absl::StatusOr<double> hi = GetDouble("max-freq-exp", 0);
+    if (!hi.ok()) return hi.status();
+    spec.max_freq_exp = *hi;
+  }
+  TableSpec holder;
+  if (absl::Status s = ParseDTypeAndLayout("interleaved", &holder); !s.ok()) {
+    return s;
+  }
+  if (holder.layout == Layout::kRotateHalf ||
+      holder.layout == Layout::kInterleavedPairs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--layout ", GetString("layout", ""),
+        " is a RoPE table layout; encode takes interleaved, concat_sin_cos "
+        "or concat_cos_sin"));
+  }
+  spec.dtype = holder.dtype;
+  spec.layout = holder.layout;
+  return spec;
 }
 
 absl::StatusOr<TableSpec> CliArgs::GetSpec() const {

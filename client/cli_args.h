@@ -1,6 +1,7 @@
 // CliArgs: the command line of the `posenc` CLI: a command word followed by
-// `--name value`, `--name=value` or `-o FILE` options. Typed getters report
-// a bad or unknown option as INVALID_ARGUMENT naming it.
+// `--name value`, `--name=value` or `-o FILE` options, and switches (`--name`
+// alone, or `--name=true|false`). Typed getters report a bad or unknown
+// option as INVALID_ARGUMENT naming it.
 #ifndef POSENC_CLIENT_CLI_ARGS_H_
 #define POSENC_CLIENT_CLI_ARGS_H_
 
@@ -11,15 +12,19 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/real_encoding_spec.h"
 #include "core/table_spec.h"
 
 namespace posenc {
 
 class CliArgs {
  public:
-  // `allowed` lists the option names (without dashes) the command accepts.
-  static absl::StatusOr<CliArgs> Parse(int argc, const char* const* argv,
-                                       const std::vector<std::string>& allowed);
+  // `allowed` lists the option names (without dashes) the command accepts;
+  // those also in `switches` take no value (`--name` means true).
+  static absl::StatusOr<CliArgs> Parse(
+      int argc, const char* const* argv,
+      const std::vector<std::string>& allowed,
+      const std::vector<std::string>& switches = {});
 
   const std::string& command() const { return command_; }
   bool Has(const std::string& name) const { return values_.contains(name); }
@@ -29,14 +34,28 @@ class CliArgs {
                                      uint32_t fallback) const;
   absl::StatusOr<double> GetDouble(const std::string& name,
                                    double fallback) const;
+  // A switch: false when absent; `--name` or `--name=true` (or 1) is true,
+  // `--name=false` (or 0) false.
+  absl::StatusOr<bool> GetBool(const std::string& name) const;
   // Comma-separated non-negative integers, e.g. "0,5,9".
   absl::StatusOr<std::vector<uint32_t>> GetUint32List(
+      const std::string& name) const;
+  // Comma-separated numbers (any double: "999.5,-0.25,1e-3"); required.
+  absl::StatusOr<std::vector<double>> GetDoubleList(
       const std::string& name) const;
   // --d, --max-len, --base, --dtype, --layout, --frequency; or, with
   // --hf-config FILE, the RoPE table of a Hugging Face config.json
   // (client/hf_config.h) with --dtype, --layout (default rotate_half),
   // --max-len and --seq-len.
   absl::StatusOr<TableSpec> GetSpec() const;
+  // The EncodingSpec of `posenc encode` (docs/encodings.md): --frequency
+  // exponential (default: --dim required, --max-period, --shift,
+  // --pad-odd-dim) or octaves (--num-frequencies required, --min-freq-exp,
+  // --max-freq-exp; --dim optional); and --scale, --coordinates,
+  // --include-input, --dtype, --layout (interleaved, concat_sin_cos or
+  // concat_cos_sin). An option of the other scheme is an error naming it;
+  // the values themselves are the server's to check.
+  absl::StatusOr<RealEncodingSpec> GetEncodingSpec() const;
 
  private:
   absl::StatusOr<TableSpec> GetHfConfigSpec() const;

@@ -5,6 +5,11 @@
 //                 [--rows-per-batch R] [-o FILE]
 //   posenc gather --d 512 --max-len 1024 --positions 0,5,9 [-o FILE]
 //   posenc plot   --d 512 --max-len 1024 -o pe.png [--scale N]
+//   posenc encode --dim 320 --positions 999.5,0.25 [--layout L] [--dtype T]
+//                 [--frequency exponential|octaves] [--max-period X]
+//                 [--shift X] [--scale X] [--pad-odd-dim]
+//                 [--num-frequencies N --min-freq-exp X --max-freq-exp X]
+//                 [--coordinates N] [--include-input] [-o FILE]
 //   posenc stats
 //   posenc health
 //
@@ -15,7 +20,8 @@
 // --tls-server-name NAME (when the certificate does not name the target's
 // host). Spec options: --base, --dtype, --layout,
 // --frequency, --hf-config, --seq-len (the same for table, rows, gather and
-// plot: CliArgs::GetSpec). Without -o, values are printed as CSV on stdout.
+// plot: CliArgs::GetSpec; `encode` has its own, CliArgs::GetEncodingSpec).
+// Without -o, values are printed as CSV on stdout.
 // `plot` draws the table as a PNG heat map (client/png_plot.h). `rows` and
 // `plot` stream the table and, when stderr is a terminal, show a progress
 // line there (client/download_progress.h); in a pipe or a file, nothing.
@@ -46,6 +52,8 @@ constexpr char kUsage[] =
     "  rows     rows [start, end) streamed in batches, in constant memory\n"
     "  gather   the rows at --positions\n"
     "  plot     the whole table as a PNG heat map (-o FILE.png)\n"
+    "  encode   rows of real-valued points (timesteps, coordinates), "
+    "Encode\n"
     "  stats    the server's counters (GetStats)\n"
     "  health   grpc.health.v1 Check; exits 1 unless SERVING\n"
     "options of every command:\n"
@@ -98,6 +106,27 @@ constexpr char kUsage[] =
     "                           colours -1 blue (0,0,255), 0 white "
     "(255,255,255),\n"
     "                           +1 red (255,0,0), linear between\n"
+    "encode (docs/encodings.md; -o as above):\n"
+    "  --positions 999.5,0.25   the points, --coordinates values each "
+    "(required)\n"
+    "  --frequency F            exponential|octaves (default: exponential)\n"
+    "  --dim N                  exponential: channels per coordinate "
+    "(required);\n"
+    "                           octaves: the row width, optional\n"
+    "  --max-period X           exponential: the base (default: 10000)\n"
+    "  --shift X                exponential: diffusers' "
+    "downscale_freq_shift (default: 0)\n"
+    "  --pad-odd-dim            exponential: a zero column after an odd "
+    "--dim\n"
+    "  --num-frequencies N      octaves: frequencies (required)\n"
+    "  --min-freq-exp X --max-freq-exp X\n"
+    "                           octaves: exponents of 2 (default: 0)\n"
+    "  --scale X                every frequency times X (default: 1)\n"
+    "  --coordinates N          values per point (default: 1)\n"
+    "  --include-input          the point's values appended to its row\n"
+    "  --dtype T, --layout L    as above; layout interleaved|concat_sin_cos|"
+    "\n"
+    "                           concat_cos_sin (default: interleaved)\n"
     "rows and plot show progress on stderr when it is a terminal\n"
     "exit status: 0 success, 1 RPC or I/O error, 2 usage error\n";
 
@@ -111,6 +140,14 @@ const std::vector<std::string> kSpec = {"d",      "max-len",   "base",
                                         "dtype",  "layout",    "frequency",
                                         "output", "hf-config", "seq-len"};
 
+const std::vector<std::string> kEncodeOptions = {
+    "positions",       "dim",          "dtype",       "layout", "frequency",
+    "scale",           "max-period",   "shift",       "output", "coordinates",
+    "num-frequencies", "min-freq-exp", "max-freq-exp"};
+// Options of `encode` that take no value.
+const std::vector<std::string> kEncodeSwitches = {"pad-odd-dim",
+                                                  "include-input"};
+
 std::vector<std::string> Allowed(const std::string& command) {
   std::vector<std::string> allowed = kCommon;
   if (command == "table" || command == "rows" || command == "gather" ||
@@ -122,6 +159,11 @@ std::vector<std::string> Allowed(const std::string& command) {
     allowed.insert(allowed.end(), {"start", "end", "rows-per-batch"});
   }
   if (command == "gather") allowed.push_back("positions");
+  if (command == "encode") {
+    allowed.insert(allowed.end(), kEncodeOptions.begin(), kEncodeOptions.end());
+    allowed.insert(allowed.end(), kEncodeSwitches.begin(),
+                   kEncodeSwitches.end());
+  }
   return allowed;
 }
 
@@ -176,13 +218,33 @@ int Plot(PosencClient& client, const TableSpec& spec, const CliArgs& args) {
   return Fail(s);
 }
 
-absl::Status WriteTensor(const std::string& path, const TableSpec& spec,
+absl::Status WriteTensor(const std::string& path, DType dtype, uint32_t width,
                          const Tensor& tensor) {
   absl::StatusOr<std::unique_ptr<TensorFileWriter>> writer =
-      TensorFileWriter::Open(path, spec.dtype, tensor.shape[0], spec.width());
+      TensorFileWriter::Open(path, dtype, tensor.shape[0], width);
   if (!writer.ok()) return writer.status();
   if (absl::Status s = (*writer)->Append(tensor); !s.ok()) return s;
   return (*writer)->Close();
+}
+
+// `encode`: one Encode call, its [points, width] rows written as the table
+// commands write theirs. Options are checked before the call (exit 2).
+int Encode(PosencClient& client, const CliArgs& args) {
+  absl::StatusOr<RealEncodingSpec> spec = args.GetEncodingSpec();
+  if (!spec.ok()) return Usage(spec.status());
+  absl::StatusOr<std::vector<double>> positions =
+      args.GetDoubleList("positions");
+  if (!positions.ok()) return Usage(positions.status());
+  absl::StatusOr<Tensor> rows = client.Encode(*spec, *positions);
+  if (!rows.ok()) return Fail(rows.status());
+  if (rows->shape.size() != 2) {
+    return Fail(absl::InternalError(
+        absl::StrCat("Encode answered a tensor of ", rows->shape.size(),
+                     " dimensions, want [points, width]")));
+  }
+  absl::Status s = WriteTensor(args.GetString("output", ""), spec->dtype,
+                               rows->shape[1], *rows);
+  return s.ok() ? 0 : Fail(s);
 }
 
 int Run(int argc, char** argv) {
@@ -199,11 +261,13 @@ int Run(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (command != "table" && command != "rows" && command != "gather" &&
-      command != "plot" && command != "stats" && command != "health") {
+      command != "plot" && command != "encode" && command != "stats" &&
+      command != "health") {
     return Usage(absl::InvalidArgumentError(
         absl::StrCat("unknown command '", command, "'")));
   }
-  absl::StatusOr<CliArgs> args = CliArgs::Parse(argc, argv, Allowed(command));
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argc, argv, Allowed(command), kEncodeSwitches);
   if (!args.ok()) return Usage(args.status());
   absl::StatusOr<double> timeout = args->GetDouble("timeout", 30);
   if (!timeout.ok()) return Usage(timeout.status());
@@ -235,6 +299,8 @@ int Run(int argc, char** argv) {
     return 0;
   }
 
+  if (command == "encode") return Encode(client, *args);
+
   absl::StatusOr<TableSpec> spec = args->GetSpec();
   if (!spec.ok()) return Usage(spec.status());
   if (command == "plot") return Plot(client, *spec, *args);
@@ -243,7 +309,7 @@ int Run(int argc, char** argv) {
   if (command == "table") {
     absl::StatusOr<Tensor> table = client.GetTable(*spec);
     if (!table.ok()) return Fail(table.status());
-    absl::Status s = WriteTensor(output, *spec, *table);
+    absl::Status s = WriteTensor(output, spec->dtype, spec->width(), *table);
     return s.ok() ? 0 : Fail(s);
   }
   if (command == "gather") {
@@ -252,7 +318,7 @@ int Run(int argc, char** argv) {
     if (!positions.ok()) return Usage(positions.status());
     absl::StatusOr<Tensor> rows = client.GetRows(*spec, *positions);
     if (!rows.ok()) return Fail(rows.status());
-    absl::Status s = WriteTensor(output, *spec, *rows);
+    absl::Status s = WriteTensor(output, spec->dtype, spec->width(), *rows);
     return s.ok() ? 0 : Fail(s);
   }
 

@@ -1,4 +1,6 @@
 // The `posenc` CLI end to end: the real binary against a real server.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -106,12 +108,27 @@ TEST_F(CliTest, Help_ListsCommandsAndOptionsWithDefaults) {
            {"--help"}, {"help"}, {"rows", "--help"}, {"-h"}}) {
     Result r = RunCli(args, /*with_target=*/false);
     EXPECT_EQ(r.exit_code, 0) << args[0];
-    for (const char* text :
-         {"table", "rows", "gather", "stats", "health", "--target host:port",
-          "(default: 127.0.0.1:50051)", "--timeout", "(default: 30)",
-          "--base X", "(default: 10000)", "(default: float32)",
-          "(default: interleaved)", "(default: paper)", "--rows-per-batch",
-          "--positions", "--tls-ca"}) {
+    for (const char* text : {"table",
+                             "rows",
+                             "gather",
+                             "stats",
+                             "health",
+                             "--target host:port",
+                             "(default: 127.0.0.1:50051)",
+                             "--timeout",
+                             "(default: 30)",
+                             "--base X",
+                             "(default: 10000)",
+                             "(default: float32)",
+                             "(default: interleaved)",
+                             "(default: paper)",
+                             "--rows-per-batch",
+                             "--positions",
+                             "--tls-ca",
+                             "encode",
+                             "--pad-odd-dim",
+                             "--include-input",
+                             "(default: exponential)"}) {
       EXPECT_THAT(r.out, HasSubstr(text)) << args[0];
     }
   }
@@ -135,6 +152,173 @@ TEST_F(CliTest, NoServer_ExitOneUnavailable) {
                     /*with_target=*/false);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
+}
+
+// `posenc encode`: rows of real-valued points through the Encode RPC.
+
+TEST_F(CliTest, EncodeWorkedExample_PrintsCsv) {
+  // Position 2 of the d = 4 table: the README's worked example, now as a
+  // real-valued point (shift 0 is the paper's frequencies).
+  Result r = RunCli({"encode", "--dim", "4", "--positions", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "0.9092974,-0.41614684,0.019998666,0.9998\n");
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST_F(CliTest, EncodeFluxTimestepsToNpy_FileHoldsTheServersRows) {
+  // FLUX timestep_embedding(t, 320): cos first, t * 1000.
+  const std::string path = Temp("t.npy");
+  Result r =
+      RunCli({"encode", "--dim", "320", "--layout", "concat_cos_sin", "--scale",
+              "1000", "--positions", "0.25,0.999,0", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<NpyArray> npy = ReadNpy(path);
+  ASSERT_TRUE(npy.ok()) << npy.status();
+  EXPECT_EQ(npy->descr, "<f4");
+  EXPECT_EQ(npy->shape, (std::vector<uint64_t>{3, 320}));
+  RealEncodingSpec spec;
+  spec.dim = 320;
+  spec.layout = Layout::kConcatCosSin;
+  spec.scale = 1000;
+  absl::StatusOr<Tensor> want = client_->Encode(spec, {0.25, 0.999, 0});
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(npy->data, want->data);
+  // Row 0: cos(250) then, at column 160, sin(250); row 2 (t = 0): cos 1,
+  // sin +0.
+  float v[2];
+  std::memcpy(&v[0], npy->data.data(), 4);
+  std::memcpy(&v[1], npy->data.data() + 160 * 4, 4);
+  EXPECT_EQ(v[0], static_cast<float>(std::cos(250.0)));
+  EXPECT_EQ(v[1], static_cast<float>(std::sin(250.0)));
+  std::memcpy(&v[0], npy->data.data() + 2 * 320 * 4, 4);
+  std::memcpy(&v[1], npy->data.data() + (2 * 320 + 160) * 4, 4);
+  EXPECT_EQ(v[0], 1.0f);
+  EXPECT_EQ(v[1], 0.0f);
+  EXPECT_FALSE(std::signbit(v[1]));
+}
+
+TEST_F(CliTest, EncodeBFloat16ToBin_RawBytesOfTheServersRows) {
+  const std::string path = Temp("t.bin");
+  Result r =
+      RunCli({"encode", "--dim", "16", "--dtype", "bfloat16", "--shift", "1",
+              "--max-period", "500", "--positions", "999.5,-3.25", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  RealEncodingSpec spec;
+  spec.dim = 16;
+  spec.dtype = DType::kBFloat16;
+  spec.shift = 1;
+  spec.max_period = 500;
+  absl::StatusOr<Tensor> want = client_->Encode(spec, {999.5, -3.25});
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(bytes.size(), 2u * 16 * 2);
+  EXPECT_EQ(bytes, want->data);
+}
+
+TEST_F(CliTest, EncodeOctavesWithInput_ExactQuarterTurns) {
+  // nerfstudio NeRFEncoding(in_dim=1, num_frequencies=2, 0, 1,
+  // include_input): 2 pi 2^{0,1} x at x = 0.25 are pi/2 and pi, exactly
+  // 1, 0 (sin) and 0, -1 (cos), then x itself.
+  Result r =
+      RunCli({"encode", "--frequency", "octaves", "--num-frequencies", "2",
+              "--min-freq-exp", "0", "--max-freq-exp", "1", "--layout",
+              "concat_sin_cos", "--include-input", "--positions", "0.25,-0.5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1,0,0,-1,0.25\n0,0,-1,1,-0.5\n");
+}
+
+TEST_F(CliTest, EncodeCoordinatesAndSwitches_WidthFollowsSpec) {
+  // Three coordinates a point, 2 frequencies each: 12 sin/cos + 3 inputs.
+  const std::string path = Temp("nerf.npy");
+  Result r = RunCli({"encode", "--frequency", "octaves", "--num-frequencies",
+                     "2", "--max-freq-exp", "3", "--coordinates", "3",
+                     "--include-input=true", "--dtype", "float64",
+                     "--positions", "0.1,0.2,0.3,-1,2,0.7", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<NpyArray> npy = ReadNpy(path);
+  ASSERT_TRUE(npy.ok()) << npy.status();
+  EXPECT_EQ(npy->descr, "<f8");
+  EXPECT_EQ(npy->shape, (std::vector<uint64_t>{2, 15}));
+  double last;
+  std::memcpy(&last, npy->data.data() + (2 * 15 - 1) * 8, 8);
+  EXPECT_EQ(last, 0.7);
+  // An odd dim with its zero column; the switch off again is the server's
+  // refusal of the odd dim.
+  Result pad =
+      RunCli({"encode", "--dim", "5", "--pad-odd-dim", "--positions", "1"});
+  ASSERT_EQ(pad.exit_code, 0) << pad.err;
+  EXPECT_THAT(pad.out, ::testing::EndsWith(",0\n"));
+  EXPECT_EQ(std::count(pad.out.begin(), pad.out.end(), ','), 4);
+  Result off = RunCli(
+      {"encode", "--dim", "5", "--pad-odd-dim=false", "--positions", "1"});
+  EXPECT_EQ(off.exit_code, 1);
+  EXPECT_THAT(off.err, HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(off.err, HasSubstr("spec.dim"));
+}
+
+TEST_F(CliTest, EncodeServerRefusals_ExitOneNamingTheField) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* code;
+    const char* field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--dim", "3", "--positions", "1"}, "INVALID_ARGUMENT", "spec.dim"},
+           {{"--dim", "8", "--max-period", "1", "--positions", "1"},
+            "INVALID_ARGUMENT",
+            "spec.max_period"},
+           {{"--dim", "8", "--positions", "1,1e30"},
+            "OUT_OF_RANGE",
+            "positions[1]"},
+           {{"--dim", "8", "--coordinates", "2", "--positions", "1,2,3"},
+            "INVALID_ARGUMENT",
+            "positions"},
+       }) {
+    std::vector<std::string> args = {"encode"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Result r = RunCli(args);
+    EXPECT_EQ(r.exit_code, 1) << c.field << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.code)) << c.field;
+    EXPECT_THAT(r.err, HasSubstr(c.field)) << c.field;
+    EXPECT_TRUE(r.out.empty()) << c.field;
+  }
+}
+
+TEST_F(CliTest, EncodeBadOptions_ExitTwoNamingTheOption) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* names;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--dim", "4"}, "--positions"},
+           {{"--dim", "4", "--positions", "1,x"}, "--positions"},
+           {{"--positions", "1"}, "--dim"},
+           {{"--dim", "four", "--positions", "1"}, "--dim"},
+           {{"--dim", "4", "--scale", "big", "--positions", "1"}, "--scale"},
+           {{"--dim", "4", "--frequency", "linear", "--positions", "1"},
+            "--frequency"},
+           {{"--frequency", "octaves", "--positions", "1"},
+            "--num-frequencies"},
+           {{"--frequency", "octaves", "--num-frequencies", "2", "--max-period",
+             "100", "--positions", "1"},
+            "--max-period"},
+           {{"--dim", "4", "--min-freq-exp", "1", "--positions", "1"},
+            "--min-freq-exp"},
+           {{"--dim", "4", "--layout", "rotate_half", "--positions", "1"},
+            "--layout"},
+           {{"--dim", "4", "--dtype", "int8", "--positions", "1"}, "--dtype"},
+           {{"--dim", "4", "--pad-odd-dim=maybe", "--positions", "1"},
+            "--pad-odd-dim"},
+           {{"--d", "4", "--positions", "1"}, "--d"},
+       }) {
+    std::vector<std::string> args = {"encode"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Result r = RunCli(args);
+    EXPECT_EQ(r.exit_code, 2) << c.names << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.names));
+    EXPECT_TRUE(r.out.empty()) << c.names;
+  }
 }
 
 // --hf-config: small config.json files written here, each mirroring a
