@@ -9,7 +9,8 @@ if(NOT TARGET posenc_mpfr_reference)
   # The fuzz preset builds no tests: the same sources, without GTest.
   add_library(posenc_mpfr_reference STATIC
     ${PROJECT_SOURCE_DIR}/tests/numerics/mpfr_reference.cc
-    ${PROJECT_SOURCE_DIR}/tests/numerics/rope_reference.cc)
+    ${PROJECT_SOURCE_DIR}/tests/numerics/rope_reference.cc
+    ${PROJECT_SOURCE_DIR}/tests/numerics/real_reference.cc)
   target_link_libraries(posenc_mpfr_reference
     PUBLIC posenc_core PRIVATE posenc_warnings)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND

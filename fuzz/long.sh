@@ -25,7 +25,8 @@
 #
 # Usage: fuzz/long.sh [--execs N] [--minutes M] [--parallel P] [--no-fork]
 #                     [--no-merge] [TARGET...]
-#   TARGET: get_table stream_rows stream_batches get_rows (default: all)
+#   TARGET: get_table stream_rows stream_batches get_rows encode (default:
+#   all)
 #   --parallel P: P targets at once (default 1), each at nice 10.
 # Prints per target: executions, seconds, cov and ft (libFuzzer's last
 # stats line), corpus size, findings and slow inputs; and writes them to
@@ -45,11 +46,11 @@ while (($#)); do
     --parallel) parallel="$2"; shift 2 ;;
     --no-merge) merge=0; shift ;;
     --no-fork) fork=0; shift ;;
-    get_table|stream_rows|stream_batches|get_rows) targets+=("$1"); shift ;;
+    get_table|stream_rows|stream_batches|get_rows|encode) targets+=("$1"); shift ;;
     *) echo "long.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-((${#targets[@]})) || targets=(get_table stream_rows stream_batches get_rows)
+((${#targets[@]})) || targets=(get_table stream_rows stream_batches get_rows encode)
 
 cmake --preset fuzz >/dev/null
 nice cmake --build --preset fuzz

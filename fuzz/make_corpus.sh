@@ -90,4 +90,34 @@ encode get_table at_message_limit GetTableRequest 'spec { d: 1024 max_len: 1024 
 encode get_table over_message_limit GetTableRequest 'spec { d: 1024 max_len: 1025 }'
 # 4 MiB messages: three chunks in flight exceed --max_inflight_bytes.
 encode stream_batches over_inflight StreamBatchesRequest 'spec { d: 1024 max_len: 100000 } rows_per_batch: 1024'
+# Encode: the libraries' shapes (docs/encodings.md), every dtype and layout,
+# exact quarter turns, the bounds on points and frequencies, each refusal.
+encode encode worked_example EncodeRequest 'spec { dim: 4 } positions: [2]'
+encode encode flux_timesteps EncodeRequest 'spec { dim: 320 layout: LAYOUT_CONCAT_COS_SIN scale: 1000 } positions: [0, 0.25, 0.5, 0.999, 1]'
+encode encode diffusers_default EncodeRequest 'spec { dim: 32 dtype: DTYPE_FLOAT16 layout: LAYOUT_CONCAT_SIN_COS shift: 1 } positions: [999.5, 0, 1, 500.25]'
+encode encode glide_odd_dim EncodeRequest 'spec { dim: 321 dtype: DTYPE_BFLOAT16 layout: LAYOUT_CONCAT_COS_SIN pad_odd_dim: true max_period: 500 } positions: [10, 999, -3.5]'
+encode encode nerf_include_input EncodeRequest 'spec { dtype: DTYPE_FLOAT64 layout: LAYOUT_CONCAT_SIN_COS frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 10 max_freq_exp: 9 coordinates: 3 include_input: true } positions: [0.25, -0.5, 0.125, 1, 2, 3]'
+encode encode quarter_turns EncodeRequest 'spec { dtype: DTYPE_FLOAT16 frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 4 min_freq_exp: -2 max_freq_exp: 1 include_input: true } positions: [0.25, 0.5, -0.75, 1, 0, -0.0]'
+encode encode octaves_fractional EncodeRequest 'spec { frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 7 min_freq_exp: -1.5 max_freq_exp: 3.25 coordinates: 2 scale: 0.1 dim: 28 } positions: [0.1, -7, 100, 3.14159]'
+encode encode tiny_positions EncodeRequest 'spec { dim: 16 dtype: DTYPE_FLOAT64 } positions: [5.421010862427522e-20, -5.421010862427522e-20, 0]'
+encode encode position_at_bound EncodeRequest 'spec { dim: 8 scale: 1000 } positions: [16777.216, -16777.215]'
+encode encode position_over_bound EncodeRequest 'spec { dim: 8 scale: 1000 } positions: [1, 16777.217]'
+encode encode position_nan EncodeRequest 'spec { dim: 8 } positions: [1, nan]'
+encode encode position_below_2_64 EncodeRequest 'spec { dim: 8 } positions: [5.42101086242752e-20]'
+encode encode frequency_too_small EncodeRequest 'spec { dim: 64 max_period: 1e+300 } positions: [1]'
+encode encode octave_frequency_too_big EncodeRequest 'spec { frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 2 max_freq_exp: 22 } positions: [0.5]'
+encode encode odd_dim EncodeRequest 'spec { dim: 5 } positions: [1]'
+encode encode rope_layout EncodeRequest 'spec { dim: 8 layout: LAYOUT_ROTATE_HALF } positions: [1]'
+encode encode octaves_with_shift EncodeRequest 'spec { frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 2 shift: 1 } positions: [1]'
+encode encode shift_at_half EncodeRequest 'spec { dim: 8 shift: 4 } positions: [1]'
+encode encode scale_over EncodeRequest 'spec { dim: 8 scale: 33554432 } positions: [1]'
+encode encode partial_point EncodeRequest 'spec { dim: 8 coordinates: 2 } positions: [1, 2, 3]'
+encode encode no_points EncodeRequest 'spec { dim: 8 }'
+# At the limits: dim 65536; a 4 MiB answer (the message limit), then one
+# point more; FLUX's 1024 timesteps (bench/ghz/encode_timesteps.json).
+encode encode limit_dim EncodeRequest 'spec { dim: 65536 dtype: DTYPE_FLOAT64 layout: LAYOUT_CONCAT_SIN_COS } positions: [999.5]'
+points=$(seq 0 1023 | awk '{printf "%s%.17g", (NR > 1 ? ", " : ""), ($1 + 0.5) / 1024}')
+encode encode limit_flux_1024 EncodeRequest "spec { dim: 320 layout: LAYOUT_CONCAT_COS_SIN scale: 1000 } positions: [$points]"
+encode encode limit_at_message_limit EncodeRequest "spec { dim: 1024 } positions: [$points]"
+encode encode limit_over_message_limit EncodeRequest "spec { dim: 1024 } positions: [$points, 1]"
 exit "$status"

@@ -348,6 +348,172 @@ size_t MutateTyped(uint8_t* data, size_t size, size_t max_size, Rng& rng,
   return out.size();
 }
 
+// ---------------------------------------------------------------------------
+// Encode: EncodingSpec fields and the points, mostly valid, near the limits
+// (dim up to 65536, scale 2^+-24, frequencies near 2^-800 and 2^24, points
+// near 2^24 / F_max and 2^-64) or just past them.
+
+double NewPoint(Rng& rng) {
+  switch (Below(rng, 12)) {
+    case 0:
+    case 1:
+      return Uniform(rng, 0, 1);  // flow-matching t
+    case 2:
+    case 3:
+      return std::floor(Uniform(rng, 0, 1000)) + Pick<double>(rng, {0, 0.5});
+    case 4:
+      return Uniform(rng, -4, 4);  // a coordinate
+    case 5:
+      return Pick<double>(rng, {0, -0.0, 1, -1, 0.25, 999.5, 0.5, 2});
+    case 6:
+      return Pick<double>(
+          rng, {0x1p-64, -0x1p-64, 0x1.fffffffffffffp-65, 0x1p-1074, 1e-300});
+    case 7:
+      return Pick<double>(
+          rng, {0x1p24, 0x1p24 + 2, 16777215.5, 1e9, -1e30, 16777.216});
+    case 8:
+      return Pick<double>(rng, {std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN()});
+    case 9:  // multiples of pi / 2^k (near zero crossings), of 2^-k
+      return std::ldexp(static_cast<double>(Below(rng, 64)),
+                        -static_cast<int>(Below(rng, 8))) *
+             (OneIn(rng, 2) ? M_PI_2 : 1);
+    default:  // any magnitude
+      return std::ldexp(Uniform(rng, 1, 2),
+                        static_cast<int>(Below(rng, 90)) - 64);
+  }
+}
+
+void MutateEncodingSpec(Rng& rng, v1::EncodingSpec* spec) {
+  switch (Below(rng, 14)) {
+    case 0:
+    case 1:
+      spec->set_dim(OneIn(rng, 4) ? NewD(rng) - 1 : NewD(rng));  // odd
+      return;
+    case 2:
+      spec->set_dtype(static_cast<v1::DType>(Below(rng, 6)));  // 5: unknown
+      return;
+    case 3:
+      spec->set_layout(static_cast<v1::Layout>(Below(rng, 7)));  // RoPE too
+      return;
+    case 4:
+      spec->set_frequency(static_cast<v1::FrequencyScheme>(Below(rng, 4)));
+      return;
+    case 5:
+      spec->set_max_period(NewBase(rng));
+      return;
+    case 6: {
+      const double half = spec->dim() / 2;
+      spec->set_shift(
+          Pick<double>(rng, {0, 1, -1, half - 0.5, half, half - 1,
+                             Uniform(rng, -8, 8), -1e6, half - 1e-9}));
+      return;
+    }
+    case 7:
+      spec->set_scale(
+          Pick<double>(rng, {0, 1, 1000, 0x1p-24, 0x1p24, 0x1p-25,
+                             0x1p24 * 1.0000001, Uniform(rng, 0, 2000), -1}));
+      return;
+    case 8:
+      spec->set_pad_odd_dim(!spec->pad_odd_dim());
+      return;
+    case 9:
+      spec->set_num_frequencies(Pick<uint32_t>(
+          rng, {0, 1, 2, 4, 10, 16, 1 + Below(rng, 64), 32768, 0xffffffffu}));
+      return;
+    case 10: {
+      const double lo = Pick<double>(
+          rng, {0, -1, -2, 1, -802, -803, 21, 24, Uniform(rng, -10, 10)});
+      spec->set_min_freq_exp(lo);
+      spec->set_max_freq_exp(
+          Pick<double>(rng, {lo, lo + 1, lo + Below(rng, 12), 8, 21.3, 22,
+                             lo - 1, std::numeric_limits<double>::infinity()}));
+      return;
+    }
+    case 11:
+      spec->set_coordinates(Pick<uint32_t>(rng, {0, 1, 2, 3, 4, 65537}));
+      return;
+    case 12:
+      spec->set_include_input(!spec->include_input());
+      return;
+    default:  // a whole library shape
+      spec->Clear();
+      switch (Below(rng, 3)) {
+        case 0:  // FLUX / GLIDE
+          spec->set_dim(Pick<uint32_t>(rng, {256, 320, 321, 64}));
+          spec->set_pad_odd_dim(spec->dim() % 2 == 1);
+          spec->set_layout(v1::LAYOUT_CONCAT_COS_SIN);
+          spec->set_scale(Pick<double>(rng, {1, 1000}));
+          return;
+        case 1:  // diffusers' default
+          spec->set_dim(Pick<uint32_t>(rng, {32, 128, 320}));
+          spec->set_layout(v1::LAYOUT_CONCAT_SIN_COS);
+          spec->set_shift(1);
+          return;
+        default:  // nerfstudio
+          spec->set_frequency(v1::FREQUENCY_SCHEME_OCTAVES);
+          spec->set_layout(v1::LAYOUT_CONCAT_SIN_COS);
+          spec->set_num_frequencies(Pick<uint32_t>(rng, {2, 4, 6, 10}));
+          spec->set_max_freq_exp(spec->num_frequencies() - 1);
+          spec->set_coordinates(3);
+          spec->set_include_input(OneIn(rng, 2));
+          return;
+      }
+  }
+}
+
+size_t MutateEncode(uint8_t* data, size_t size, size_t max_size, Rng& rng,
+                    RawMutator raw) {
+  v1::EncodeRequest req;
+  if (!req.ParseFromArray(data, static_cast<int>(size))) {
+    return raw(data, size, max_size);
+  }
+  const uint32_t steps = 1 + Below(rng, 3);
+  for (uint32_t k = 0; k < steps; ++k) {
+    auto* positions = req.mutable_positions();
+    switch (Below(rng, 16)) {
+      case 0:  // back to a small valid request
+        req.mutable_spec()->Clear();
+        req.mutable_spec()->set_dim(2 * (1 + Below(rng, 64)));
+        req.mutable_spec()->set_dtype(static_cast<v1::DType>(Below(rng, 5)));
+        req.mutable_spec()->set_layout(static_cast<v1::Layout>(Below(rng, 4)));
+        positions->Clear();
+        positions->Add(NewPoint(rng));
+        break;
+      case 1:
+      case 2: {  // a new batch of points
+        positions->Clear();
+        const uint32_t coordinates =
+            std::min(4u, std::max(1u, req.spec().coordinates()));
+        const uint32_t n = coordinates * (1 + Below(rng, 16));
+        for (uint32_t j = 0; j < n; ++j) positions->Add(NewPoint(rng));
+        break;
+      }
+      case 3:
+        positions->Add(NewPoint(rng));
+        break;
+      case 4:
+        if (!positions->empty()) {
+          positions->Set(Below(rng, positions->size()), NewPoint(rng));
+        }
+        break;
+      case 5:
+        if (!positions->empty()) positions->RemoveLast();
+        break;
+      default:
+        MutateEncodingSpec(rng, req.mutable_spec());
+        break;
+    }
+  }
+  std::string out;
+  if (!req.SerializeToString(&out) || out.size() > max_size) {
+    return raw(data, size, max_size);
+  }
+  std::memcpy(data, out.data(), out.size());
+  return out.size();
+}
+
 }  // namespace
 
 size_t MutateRequest(FuzzMethod method, uint8_t* data, size_t size,
@@ -364,6 +530,8 @@ size_t MutateRequest(FuzzMethod method, uint8_t* data, size_t size,
                                                    raw);
     case FuzzMethod::kGetRows:
       return MutateTyped<v1::GetRowsRequest>(data, size, max_size, rng, raw);
+    case FuzzMethod::kEncode:
+      return MutateEncode(data, size, max_size, rng, raw);
   }
   return raw(data, size, max_size);
 }

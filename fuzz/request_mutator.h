@@ -8,7 +8,9 @@
 // to three fields to values that are mostly valid, near the limits or just
 // past them (d even up to 65536, max_len up to 2^24, every enum and one
 // past, RoPE parameters in and out of range, LongRoPE lists of d/2
-// divisors, ranges and positions inside the table), and serialize it.
+// divisors, ranges and positions inside the table; for Encode, the
+// EncodingSpec's fields, whole library shapes and real points near their
+// bounds), and serialize it.
 #ifndef POSENC_FUZZ_REQUEST_MUTATOR_H_
 #define POSENC_FUZZ_REQUEST_MUTATOR_H_
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI's short fuzz run: builds the fuzz targets (clang, ASan + UBSan; the
-# `fuzz` preset) and runs each for TOTAL_SECONDS / 4, from the committed
+# `fuzz` preset) and runs each for TOTAL_SECONDS / 5, from the committed
 # corpus, through a fresh posenc server per input (service_harness.h). Any
 # crash, sanitizer report, failed check, input slower than -timeout or
 # memory blow-up (-rss_limit_mb) fails the run; the input is kept in
@@ -8,14 +8,14 @@
 #   build-fuzz/fuzz/fuzz_<target> build-fuzz/run/artifacts/<target>-crash-...
 # What a run discovers stays in build-fuzz/run (scratch); fuzz/long.sh is the
 # campaign that merges new coverage into fuzz/corpus/.
-# Usage: fuzz/run.sh [TOTAL_SECONDS]   (default 60: ~15 s per target)
-# TOTAL_SECONDS bounds the wall time of the four runs together (the build
+# Usage: fuzz/run.sh [TOTAL_SECONDS]   (default 60: ~12 s per target)
+# TOTAL_SECONDS bounds the wall time of the five runs together (the build
 # before them not counted): each target gets what is left divided by the
 # targets left, less 2 s for the process to load and exit.
 set -euo pipefail
 total="${1:-60}"
 cd "$(dirname "$0")/.."
-targets=(get_table stream_rows stream_batches get_rows)
+targets=(get_table stream_rows stream_batches get_rows encode)
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz

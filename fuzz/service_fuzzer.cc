@@ -1,5 +1,6 @@
-// libFuzzer target: the input is the serialized request of one table method
-// (POSENC_FUZZ_METHOD: 0 GetTable, 1 StreamRows, 2 StreamBatches, 3 GetRows),
+// libFuzzer target: the input is the serialized request of one method
+// (POSENC_FUZZ_METHOD: 0 GetTable, 1 StreamRows, 2 StreamBatches, 3 GetRows,
+// 4 Encode),
 // sent to a fresh posenc server over a real gRPC connection and checked
 // (fuzz/service_harness.h). A failed check prints what failed (stdout and
 // stderr, so it survives -close_fd_mask=2) and aborts; the crash file alone
@@ -16,7 +17,7 @@
 
 #ifndef POSENC_FUZZ_METHOD
 #error \
-    "define POSENC_FUZZ_METHOD: 0 GetTable, 1 StreamRows, 2 StreamBatches, 3 GetRows"
+    "define POSENC_FUZZ_METHOD: 0 GetTable, 1 StreamRows, 2 StreamBatches, 3 GetRows, 4 Encode"
 #endif
 
 namespace {

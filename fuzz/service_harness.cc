@@ -10,6 +10,7 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/channel_arguments.h>
 #include <grpcpp/support/sync_stream.h>
+#include <mpfr.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,17 +25,20 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/routing_key.h"
 #include "core/buffer_reserve.h"
+#include "core/real_encoding_spec.h"
 #include "core/rope.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.grpc.pb.h"
 #include "posenc/v1/posenc.pb.h"
 #include "server/posenc_server.h"
 #include "tests/numerics/mpfr_reference.h"
+#include "tests/numerics/real_reference.h"
 #include "tests/numerics/rope_reference.h"
 
 namespace posenc::fuzz {
@@ -59,7 +63,8 @@ constexpr const char* kMethodNames[kFuzzMethodCount] = {
     "/posenc.v1.PositionalEncoding/GetTable",
     "/posenc.v1.PositionalEncoding/StreamRows",
     "/posenc.v1.PositionalEncoding/StreamBatches",
-    "/posenc.v1.PositionalEncoding/GetRows"};
+    "/posenc.v1.PositionalEncoding/GetRows",
+    "/posenc.v1.PositionalEncoding/Encode"};
 
 HarnessCounters counters;
 
@@ -77,6 +82,19 @@ struct Request {
   uint32_t start = 0, end = 0;  // range methods; end resolved
   uint32_t rows_per_batch = 0;
   std::vector<uint32_t> positions;
+  // Encode: the spec as sent and as the harness resolves it, the points.
+  v1::EncodingSpec encoding_proto;
+  RealEncodingSpec encoding;
+  std::vector<double> real_positions;
+  uint32_t points = 0;
+  // Encode: the code a request read as invalid must get (INVALID_ARGUMENT
+  // for the spec and the count, OUT_OF_RANGE for a position's value;
+  // RESOURCE_EXHAUSTED is always allowed); and whether it lies within
+  // 10^-9 of a bound the harness decides in floating point (see
+  // service_harness.h), or sets max_period = 10000 with octaves, which
+  // the server cannot tell from unset: then OK and a refusal both pass.
+  grpc::StatusCode want_code = grpc::StatusCode::INVALID_ARGUMENT;
+  bool borderline = false;
 };
 
 // True when `r` sets anything (RoPE scaling applies).
@@ -185,11 +203,207 @@ std::string ResolveSpec(const v1::TableSpec& p, const ServerOptions& limits,
   return "";
 }
 
+// ---------------------------------------------------------------------------
+// Encode, from the EncodingSpec and EncodeRequest documentation.
+
+// Whether a and b are within 10^-9 of each other, relative to the larger.
+bool Near(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+// Resolves p into req->encoding; returns why it is invalid ("" when
+// valid). Sets req->borderline where the harness cannot decide.
+std::string ResolveEncoding(const v1::EncodingSpec& p,
+                            const ServerOptions& limits, Request* req) {
+  RealEncodingSpec& e = req->encoding;
+  switch (p.dtype()) {
+    case v1::DTYPE_UNSPECIFIED:
+    case v1::DTYPE_FLOAT32:
+      e.dtype = DType::kFloat32;
+      break;
+    case v1::DTYPE_FLOAT64:
+      e.dtype = DType::kFloat64;
+      break;
+    case v1::DTYPE_FLOAT16:
+      e.dtype = DType::kFloat16;
+      break;
+    case v1::DTYPE_BFLOAT16:
+      e.dtype = DType::kBFloat16;
+      break;
+    default:
+      return "spec.dtype";
+  }
+  switch (p.layout()) {
+    case v1::LAYOUT_UNSPECIFIED:
+    case v1::LAYOUT_INTERLEAVED:
+      e.layout = Layout::kInterleaved;
+      break;
+    case v1::LAYOUT_CONCAT_SIN_COS:
+      e.layout = Layout::kConcatSinCos;
+      break;
+    case v1::LAYOUT_CONCAT_COS_SIN:
+      e.layout = Layout::kConcatCosSin;
+      break;
+    default:  // the RoPE layouts and unknown values
+      return "spec.layout";
+  }
+  switch (p.frequency()) {
+    case v1::FREQUENCY_SCHEME_UNSPECIFIED:
+    case v1::FREQUENCY_SCHEME_EXPONENTIAL:
+      e.scheme = FrequencyScheme::kExponential;
+      break;
+    case v1::FREQUENCY_SCHEME_OCTAVES:
+      e.scheme = FrequencyScheme::kOctaves;
+      break;
+    default:
+      return "spec.frequency";
+  }
+  // Unset is 0 (proto3; -0 reads as 0 too).
+  e.scale = p.scale() == 0 ? 1.0 : p.scale();
+  if (!(std::isfinite(e.scale) && e.scale >= 0x1p-24 && e.scale <= 0x1p24)) {
+    return "spec.scale";
+  }
+  e.coordinates = p.coordinates() == 0 ? 1 : p.coordinates();
+  if (e.coordinates > limits.max_d) return "spec.coordinates";
+  e.include_input = p.include_input();
+  e.pad_odd_dim = p.pad_odd_dim();
+  e.dim = p.dim();
+  // log2 of the smallest and largest frequency, scale included.
+  double log2_min = 0, log2_max = 0;
+  uint64_t half = 0;
+  if (e.scheme == FrequencyScheme::kExponential) {
+    if (p.num_frequencies() != 0 || p.min_freq_exp() != 0 ||
+        p.max_freq_exp() != 0) {
+      return "octaves' field with exponential";
+    }
+    if (e.dim < 2) return "spec.dim";
+    if (e.dim > limits.max_d) return "spec.dim over max_d";
+    if (e.dim % 2 == 1 && !(e.pad_odd_dim && e.coordinates == 1)) {
+      return "odd spec.dim without pad_odd_dim and one coordinate";
+    }
+    if (e.dim % 2 == 0 && e.pad_odd_dim) return "pad_odd_dim with even dim";
+    half = e.dim / 2;
+    e.max_period = p.max_period() == 0 ? 10000.0 : p.max_period();
+    if (!(std::isfinite(e.max_period) && e.max_period > 1)) {
+      return "spec.max_period";
+    }
+    e.shift = p.shift();
+    if (!(std::isfinite(e.shift) && e.shift < static_cast<double>(half))) {
+      return "spec.shift";
+    }
+    // f_i = max_period^(-i / (half - shift)): 1 at i = 0, decreasing.
+    log2_max = std::log2(e.scale);
+    log2_min = log2_max - static_cast<double>(half - 1) /
+                              (static_cast<double>(half) - e.shift) *
+                              std::log2(e.max_period);
+  } else {
+    if (p.max_period() == 10000) {
+      req->borderline = true;  // indistinguishable from unset
+    } else if (p.max_period() != 0) {
+      return "spec.max_period with octaves";
+    }
+    if (p.shift() != 0 || p.pad_odd_dim()) return "exponential's field";
+    e.num_frequencies = p.num_frequencies();
+    if (e.num_frequencies == 0) return "spec.num_frequencies";
+    e.min_freq_exp = p.min_freq_exp();
+    e.max_freq_exp = p.max_freq_exp();
+    if (!(std::isfinite(e.min_freq_exp) && std::isfinite(e.max_freq_exp) &&
+          e.min_freq_exp <= e.max_freq_exp)) {
+      return "spec.min_freq_exp, spec.max_freq_exp";
+    }
+    half = e.num_frequencies;
+    // 2 pi 2^e scale, e from min_freq_exp (to max_freq_exp when n > 1).
+    const double base = std::log2(e.scale) + std::log2(2 * M_PI);
+    log2_min = base + e.min_freq_exp;
+    log2_max = base + (half > 1 ? e.max_freq_exp : e.min_freq_exp);
+  }
+  const uint64_t channels =
+      2 * uint64_t{e.coordinates} * half + (e.pad_odd_dim ? 1 : 0);
+  if (channels > limits.max_d) return "sin/cos channels over max_d";
+  if (e.scheme == FrequencyScheme::kOctaves && e.dim != 0 &&
+      e.dim != e.width()) {
+    return "spec.dim differs from the octaves' width";
+  }
+  // Every frequency in [2^-800, 2^24]. (Exponential's largest is scale
+  // itself, within the bound by scale's own rule.)
+  if (Near(log2_min, -800) ||
+      (e.scheme == FrequencyScheme::kOctaves && Near(log2_max, 24))) {
+    req->borderline = true;
+  } else if (!(log2_min >= -800 && log2_max <= 24)) {
+    return "a frequency outside [2^-800, 2^24]";
+  }
+  return "";
+}
+
+void ReadEncode(const v1::EncodeRequest& m, const ServerOptions& limits,
+                Request* req) {
+  req->encoding_proto = m.spec();
+  req->real_positions.assign(m.positions().begin(), m.positions().end());
+  req->invalid = ResolveEncoding(m.spec(), limits, req);
+  if (!req->invalid.empty()) return;
+  const RealEncodingSpec& e = req->encoding;
+  const size_t n = req->real_positions.size();
+  if (n == 0 || n % e.coordinates != 0) {
+    req->invalid = "positions: not a whole, non-zero number of points";
+    return;
+  }
+  if (n / e.coordinates > limits.max_rows_per_request) {
+    req->invalid = "positions: over max_rows_per_request points";
+    return;
+  }
+  req->points = static_cast<uint32_t>(n / e.coordinates);
+  if (uint64_t{req->points} * e.row_bytes() > limits.max_message_bytes) {
+    req->invalid = "answer over the message limit";
+    req->want_code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+    return;
+  }
+  // |x| F_max <= 2^24, F_max as in ResolveEncoding: exponential's is scale
+  // (the exact product of two doubles, decided exactly with an fma);
+  // octaves' 2 pi scale 2^e, in logarithms.
+  const bool octaves = e.scheme == FrequencyScheme::kOctaves;
+  const double log2_fmax =
+      std::log2(e.scale) +
+      (octaves ? std::log2(2 * M_PI) +
+                     (e.num_frequencies > 1 ? e.max_freq_exp : e.min_freq_exp)
+               : 0);
+  for (double x : req->real_positions) {
+    const double a = std::fabs(x);
+    if (!std::isfinite(x) || (a != 0 && a < 0x1p-64)) {
+      req->invalid = "a position not finite, or nonzero below 2^-64";
+      req->want_code = grpc::StatusCode::OUT_OF_RANGE;
+      return;
+    }
+    if (a == 0) continue;
+    bool over = false;
+    if (!octaves) {
+      const double p = a * e.scale;  // a * scale = p + err exactly
+      const double err = std::fma(a, e.scale, -p);
+      over = p > 0x1p24 || (p == 0x1p24 && err > 0);
+    } else {
+      const double log2_angle = std::log2(a) + log2_fmax;
+      if (Near(log2_angle, 24)) req->borderline = true;
+      over = !Near(log2_angle, 24) && log2_angle > 24;
+    }
+    if (over) {
+      req->invalid = "a position over 2^24 / F_max";
+      req->want_code = grpc::StatusCode::OUT_OF_RANGE;
+      return;
+    }
+  }
+}
+
 Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
                     const ServerOptions& limits) {
   Request req;
   const int n = static_cast<int>(size);
   switch (method) {
+    case FuzzMethod::kEncode: {
+      v1::EncodeRequest m;
+      if (!m.ParseFromArray(data, n)) return req;
+      req.parsed = true;
+      ReadEncode(m, limits, &req);
+      return req;
+    }
     case FuzzMethod::kGetTable: {
       v1::GetTableRequest m;
       if (!m.ParseFromArray(data, n)) return req;
@@ -226,6 +440,8 @@ Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
   if (!req.invalid.empty()) return req;
   const uint64_t max_message = limits.max_message_bytes;
   switch (method) {
+    case FuzzMethod::kEncode:
+      break;  // read above
     case FuzzMethod::kGetTable:
       if (req.spec.table_bytes() > max_message) req.invalid = "table too big";
       break;
@@ -253,7 +469,26 @@ Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
   return req;
 }
 
-std::string Describe(const Request& req, const uint8_t* data, size_t size) {
+std::string Describe(FuzzMethod method, const Request& req, const uint8_t* data,
+                     size_t size) {
+  if (method == FuzzMethod::kEncode && req.parsed) {
+    return absl::StrCat(
+        "request bytes (", size, "): ",
+        absl::CEscape(std::string(reinterpret_cast<const char*>(data), size)),
+        "\n  spec: ", req.encoding_proto.ShortDebugString(),
+        "\n  resolved: ", req.encoding.DebugString(), "\n  positions (",
+        req.real_positions.size(), "): ",
+        absl::StrJoin(req.real_positions.begin(),
+                      req.real_positions.begin() +
+                          std::min<size_t>(req.real_positions.size(), 16),
+                      ", ",
+                      [](std::string* out, double x) {
+                        absl::StrAppend(out, absl::StrFormat("%.17g", x));
+                      }),
+        req.real_positions.size() > 16 ? ", ..." : "",
+        req.invalid.empty() ? "" : "\n  harness reads it as invalid: ",
+        req.invalid, req.borderline ? "\n  (borderline)" : "");
+  }
   return absl::StrCat(
       "request bytes (", size, "): ",
       absl::CEscape(std::string(reinterpret_cast<const char*>(data), size)),
@@ -417,6 +652,93 @@ std::string CheckTensor(const v1::Tensor& t, const Request& req,
   return "";
 }
 
+// Encode's answer: dtype, shape [points, width], size, and a sample of the
+// values (as ValueChecker: all of a small answer, else the first, the last
+// and kRandomSamples more) against real_reference.h: each sin/cos column
+// mapped to (coordinate c, frequency i) by the EncodingSpec's definition,
+// the pad column +0, an input column the coordinate rounded once (MPFR).
+std::string CheckEncodeReply(const v1::Tensor& t, const Request& req,
+                             uint64_t seed) {
+  const RealEncodingSpec& e = req.encoding;
+  const uint64_t width = e.width();
+  if (t.dtype() != ProtoDType(e.dtype)) {
+    return absl::StrCat("tensor dtype ", t.dtype());
+  }
+  if (t.shape_size() != 2 || t.shape(0) != req.points || t.shape(1) != width) {
+    return absl::StrCat("tensor shape [", absl::StrJoin(t.shape(), ","),
+                        "], want [", req.points, ",", width, "]");
+  }
+  const size_t size = ElementSize(e.dtype);
+  const uint64_t elements = uint64_t{req.points} * width;
+  if (t.data().size() != elements * size) {
+    return absl::StrCat("tensor data of ", t.data().size(), " bytes for ",
+                        elements, " elements");
+  }
+  std::vector<uint64_t> picks;
+  if (elements <= kCheckAll) {
+    for (uint64_t k = 0; k < elements; ++k) picks.push_back(k);
+  } else {
+    std::mt19937_64 rng(seed);
+    picks = {0, elements - 1};
+    std::uniform_int_distribution<uint64_t> any(0, elements - 1);
+    for (int k = 0; k < kRandomSamples; ++k) picks.push_back(any(rng));
+  }
+  const uint64_t half = e.half();
+  const uint64_t pairs = uint64_t{e.coordinates} * half;
+  for (uint64_t k : picks) {
+    const uint64_t row = k / width, col = k % width;
+    const double* point = req.real_positions.data() + row * e.coordinates;
+    uint64_t want = 0;
+    std::string what;
+    if (col < 2 * pairs) {
+      uint64_t j = 0;
+      bool is_sin = false;
+      switch (e.layout) {
+        case Layout::kConcatSinCos:
+          is_sin = col < pairs;
+          j = is_sin ? col : col - pairs;
+          break;
+        case Layout::kConcatCosSin:
+          is_sin = col >= pairs;
+          j = is_sin ? col - pairs : col;
+          break;
+        default:
+          is_sin = col % 2 == 0;
+          j = col / 2;
+          break;
+      }
+      const uint32_t c = static_cast<uint32_t>(j / half);
+      const uint32_t i = static_cast<uint32_t>(j % half);
+      want = testing::RealReferenceBits(e, i, point[c], is_sin);
+      what = absl::StrFormat("%s of coordinate %u = %.17g at frequency %u",
+                             is_sin ? "sin" : "cos", c, point[c], i);
+    } else if (e.pad_odd_dim && col == 2 * pairs) {
+      want = 0;  // +0
+      what = "the pad column";
+    } else {
+      const uint64_t c = col - 2 * pairs - (e.pad_odd_dim ? 1 : 0);
+      mpfr_t x;
+      mpfr_init2(x, 64);
+      mpfr_set_d(x, point[c], MPFR_RNDN);  // exact
+      want = testing::RoundMpfrToBits(x, e.dtype);
+      mpfr_clear(x);
+      what = absl::StrFormat("input column of coordinate %u = %.17g",
+                             static_cast<uint32_t>(c), point[c]);
+    }
+    uint64_t got = 0;
+    std::memcpy(&got, t.data().data() + k * size, size);  // little-endian
+    ++counters.values_checked;
+    if (got != want) {
+      return absl::StrCat(
+          "value differs from the MPFR reference at point ", row, " column ",
+          col, " (", what, "): got bits 0x", absl::Hex(got), " = ",
+          testing::DecodeBits(got, e.dtype), ", want 0x", absl::Hex(want),
+          " = ", testing::DecodeBits(want, e.dtype));
+    }
+  }
+  return "";
+}
+
 // ---------------------------------------------------------------------------
 // Calls.
 
@@ -448,7 +770,8 @@ Reply Call(grpc::Channel* channel, FuzzMethod method, const uint8_t* data,
   const grpc::ByteBuffer request(&slice, 1);
   const char* name = kMethodNames[static_cast<int>(method)];
   grpc::Status status;
-  if (method == FuzzMethod::kGetTable || method == FuzzMethod::kGetRows) {
+  if (method == FuzzMethod::kGetTable || method == FuzzMethod::kGetRows ||
+      method == FuzzMethod::kEncode) {
     const grpc::internal::RpcMethod rpc(name,
                                         grpc::internal::RpcMethod::NORMAL_RPC);
     grpc::ByteBuffer response;
@@ -517,18 +840,28 @@ std::string CheckReply(FuzzMethod method, const Request& req,
     if (reply.code != StatusCode::CANCELLED && reply.message.empty()) {
       return absl::StrCat("status ", reply.code, " without a message");
     }
-    // Every rule but the RoPE parameters' is the harness's too.
+    // Every rule but the RoPE parameters' is the harness's too (and
+    // Encode's, but within 10^-9 of a bound).
     if ((reply.code == StatusCode::INVALID_ARGUMENT ||
          reply.code == StatusCode::OUT_OF_RANGE) &&
-        req.parsed && req.invalid.empty() && req.spec.rope == nullptr) {
+        req.parsed && req.invalid.empty() && req.spec.rope == nullptr &&
+        !req.borderline) {
       return absl::StrCat(CodeName(reply.code), " (", reply.message,
                           ") for a request the harness reads as valid");
+    }
+    // Encode: a refusal's code follows the broken rule.
+    if (method == FuzzMethod::kEncode && req.parsed && !req.invalid.empty() &&
+        !req.borderline && reply.code != req.want_code &&
+        reply.code != StatusCode::RESOURCE_EXHAUSTED) {
+      return absl::StrCat(CodeName(reply.code), " (", reply.message,
+                          ") for a request the harness reads as ",
+                          CodeName(req.want_code), " (", req.invalid, ")");
     }
     if (!reply.cancelled_by_client) return "";
   }
   if (reply.code == StatusCode::OK || !reply.messages.empty()) {
     if (!req.parsed) return "an answer to bytes that are not the request";
-    if (!req.invalid.empty()) {
+    if (!req.invalid.empty() && !req.borderline) {
       return absl::StrCat(
           "an answer to a request the harness reads as "
           "invalid (",
@@ -539,8 +872,17 @@ std::string CheckReply(FuzzMethod method, const Request& req,
     return absl::StrCat("routing key not echoed: sent '", key, "', got '",
                         reply.echoed_key.value_or("(none)"), "'");
   }
+  if (method == FuzzMethod::kEncode) {
+    v1::EncodeResponse r;
+    if (reply.messages.size() != 1 || !r.ParseFromString(reply.messages[0])) {
+      return "EncodeResponse does not parse";
+    }
+    return CheckEncodeReply(r.embeddings(), req, seed);
+  }
   ValueChecker values(req, seed);
   switch (method) {
+    case FuzzMethod::kEncode:
+      return "";  // above
     case FuzzMethod::kGetTable: {
       v1::GetTableResponse r;
       if (reply.messages.size() != 1 || !r.ParseFromString(reply.messages[0])) {
@@ -683,7 +1025,9 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
       grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", server->port()),
                                 grpc::InsecureChannelCredentials(), args);
   // What a posenc client sends with each call (when it has a spec).
-  const std::string key = req.parsed ? RoutingKey(req.proto) : "";
+  // (None with Encode: any replica answers it.)
+  const std::string key =
+      req.parsed && method != FuzzMethod::kEncode ? RoutingKey(req.proto) : "";
   const uint64_t seed = Fnv1a(data, size);
 
   const Reply a = Call(channel.get(), method, data, size, key);
@@ -728,11 +1072,18 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
   }
   // A table over the cache budget is never computed whole: a few rows of
   // it cost a few rows (a whole 2^24 x 65536 table would be terabytes).
-  if (req.parsed && req.invalid.empty() &&
+  if (method != FuzzMethod::kEncode && req.parsed && req.invalid.empty() &&
       req.spec.table_bytes() > options.cache_bytes &&
       stats.cache().computations() != 0) {
     return absl::StrCat("a table of ", req.spec.table_bytes(),
                         " bytes, over the cache budget, was computed whole");
+  }
+  // Encode is computed per call and never cached.
+  if (method == FuzzMethod::kEncode &&
+      (stats.cache().computations() != 0 || stats.cache().entries() != 0 ||
+       stats.cache().misses() != 0)) {
+    return absl::StrCat("Encode touched the cache: ",
+                        stats.cache().ShortDebugString());
   }
   if (stats.cache().resident_bytes() > stats.cache().budget_bytes()) {
     return absl::StrCat("cache holds ", stats.cache().resident_bytes(),
@@ -752,7 +1103,7 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
 
 const char* FuzzMethodName(FuzzMethod method) {
   static constexpr const char* kNames[kFuzzMethodCount] = {
-      "get_table", "stream_rows", "stream_batches", "get_rows"};
+      "get_table", "stream_rows", "stream_batches", "get_rows", "encode"};
   return kNames[static_cast<int>(method)];
 }
 
@@ -797,7 +1148,7 @@ std::string RunInput(FuzzMethod method, const uint8_t* data, size_t size) {
   std::string failure = RunChecked(method, data, size, req);
   if (failure.empty()) return "";
   return absl::StrCat("posenc fuzz (", FuzzMethodName(method), "): ", failure,
-                      "\n  ", Describe(req, data, size));
+                      "\n  ", Describe(method, req, data, size));
 }
 
 const HarnessCounters& Counters() { return counters; }

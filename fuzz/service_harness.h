@@ -1,7 +1,7 @@
 // The posenc service fuzz harness: one input is the serialized request of
-// one table method, sent as it is (any bytes, valid or not) to a fresh,
-// real PosencServer on 127.0.0.1 over a real gRPC connection, exactly as a
-// client's call goes: the server's handlers, reactors, CallScope,
+// one method (a table method, or Encode), sent as it is (any bytes, valid or
+// not) to a fresh, real PosencServer on 127.0.0.1 over a real gRPC connection,
+// exactly as a client's call goes: the server's handlers, reactors, CallScope,
 // MissLimiter, byte budgets, compute pool and cache all run.
 //
 // Per input (RunInput):
@@ -13,16 +13,26 @@
 //      the harness itself reads as valid, shapes, positions, sizes, the
 //      echoed routing key, and a sample of the values bit for bit against
 //      the independent MPFR references of tests/numerics
-//      (mpfr_reference.h, rope_reference.h; the request is read and the
-//      columns mapped by the harness, not by core/ or server/);
+//      (mpfr_reference.h, rope_reference.h; real_reference.h for Encode,
+//      its pad and input columns too; the request is read and the columns
+//      mapped by the harness, not by core/ or server/);
 //   3. the server must go idle (no call, task or inflight byte left);
 //   4. call B: the same bytes again (now a cache hit, or the rows rented
-//      again): same status code and byte-identical messages;
+//      again; Encode computes again): same status code and byte-identical
+//      messages;
 //   5. idle again; GetStats counts both calls; the server is shut down and
 //      destroyed, and the process-wide warm reserve holds nothing.
 // Streams are read up to kStreamMaxMessages / kStreamMaxBytes, then
 // cancelled by the client (the cancellation path), so a legal stream of
-// 2^24 rows costs what its first few MiB cost.
+// 2^24 rows costs what its first few MiB cost. An Encode answer is at most
+// the 4 MiB message limit (--max_message_bytes; more is RESOURCE_EXHAUSTED
+// before any work), so a hostile one costs at most ~2M values and
+// --max_d/2 MPFR frequencies; and nothing of it may be cached.
+//
+// Encode's frequency range (every F_i in [2^-800, 2^24]) and position bound
+// (|x| F_max <= 2^24) are decided by the harness in double logarithms; a
+// request within 10^-9 (relative) of either bound is "borderline", where
+// both an answer (then checked value by value) and the refusal are right.
 //
 // State: nothing of posenc's survives an input except process-wide
 // settings every server would set the same way (the failure-log rate and
@@ -46,15 +56,22 @@
 
 namespace posenc::fuzz {
 
-enum class FuzzMethod { kGetTable = 0, kStreamRows, kStreamBatches, kGetRows };
-inline constexpr int kFuzzMethodCount = 4;
+enum class FuzzMethod {
+  kGetTable = 0,
+  kStreamRows,
+  kStreamBatches,
+  kGetRows,
+  kEncode
+};
+inline constexpr int kFuzzMethodCount = 5;
 
-// "get_table", "stream_rows", "stream_batches", "get_rows": the fuzz target
-// and the corpus directory fuzz/corpus/<name>/.
+// "get_table", "stream_rows", "stream_batches", "get_rows", "encode": the
+// fuzz target and the corpus directory fuzz/corpus/<name>/.
 const char* FuzzMethodName(FuzzMethod method);
 
 // The server each input gets: the real server's request limits (d up to
-// 65536, max_len up to 2^24, 65536 rows per GetRows) with small budgets.
+// 65536, max_len up to 2^24, 65536 rows per GetRows and points per Encode)
+// with small budgets.
 ServerOptions HarnessServerOptions();
 
 // Keeps gRPC initialised for the life of the process (a gRPC shutdown and

@@ -62,7 +62,8 @@ INSTANTIATE_TEST_SUITE_P(Methods, CorpusReplayTest,
                          ::testing::Values(FuzzMethod::kGetTable,
                                            FuzzMethod::kStreamRows,
                                            FuzzMethod::kStreamBatches,
-                                           FuzzMethod::kGetRows),
+                                           FuzzMethod::kGetRows,
+                                           FuzzMethod::kEncode),
                          [](const ::testing::TestParamInfo<FuzzMethod>& info) {
                            return std::string(FuzzMethodName(info.param));
                          });
