@@ -13,6 +13,9 @@
 #   2c. bench/scheme_cold_ratio     each RoPE scheme's table cold through
 #                                   GetTable (d=128, 32768 rows), as a ratio
 #                                   to the plain table's values/s (>= 0.5)
+#   2d. bench/encode_bench          Encode of 1024 timesteps at dim 320: core
+#                                   and server CPU per call (<= 1 ms), cold
+#                                   values/s vs the float32 table (>= 0.5x)
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
@@ -110,6 +113,8 @@ wait $SERVED 2>/dev/null
 rm -f "$SERVER_LOG"
 section "Server CPU per cold one-row GetRows, every dtype and scheme (cold_rows_cpu)" \
   "$BUILD/bench/cold_rows_cpu" --server="$BUILD/server/posenc_server" --calls=100
+section "Encode: CPU per call and cold values/s vs the float32 table (encode_bench)" \
+  "$BUILD/bench/encode_bench" --server="$BUILD/server/posenc_server"
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 9

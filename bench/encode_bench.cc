@@ -1,0 +1,338 @@
+// encode_bench: what one Encode costs, and how its cold throughput compares
+// with the plain float32 table's, measured side by side in one run.
+//
+// The call: 1024 real timesteps t = (k + 0.5) / 1024 at dim 320, FLUX's
+// timestep_embedding (LAYOUT_CONCAT_COS_SIN, scale 1000), the batch of
+// bench/ghz/encode_timesteps.json. Nothing of Encode is cached, so every
+// call is cold: the plan (its 160 exact frequencies, MPFR) and the rows.
+//
+//   1. core CPU per call, float32: RealEncodingPlan::Create + ComputeRows on
+//      this thread (CLOCK_THREAD_CPUTIME_ID), --rounds samples; target
+//      <= --target_us (1000 us).
+//   2. server CPU per call through gRPC (with --server): a posenc_server
+//      started here (bench/server_process.h), one client, one call at a
+//      time; the server process's CPU clock (every thread, gRPC's
+//      included) read with the server idle before and after a batch of
+//      --batch_calls calls, divided by the calls: one sample per batch,
+//      --batches samples. The loop is bounded in calls and in time
+//      (--max_seconds). Same target.
+//   3. cold throughput, values per second of thread CPU, every dtype:
+//      Encode (Create + ComputeRows, 1024 x 320 values) against the plain
+//      float32 table of the same dim (TableSpec d = 320: EncodingPlan built
+//      once, ComputeRows of rows 0..1023: the table kernel's rate, the
+//      stricter baseline; and, for reference, with the plan built in the
+//      timing too). Each round times every case once, in a new random
+//      order, so a slow spell of the machine falls on all of them; target:
+//      Encode / table >= --target_ratio (0.5).
+//
+// Every figure is a median with its 95% confidence interval
+// (bench/median_ci.h); every verdict is IntervalVerdict, the one rule of
+// the benchmarks: "met" when the whole interval meets the target, "within
+// noise" when the target lies inside it, else "MISSED". A ratio's interval
+// is the ratio of the medians times 1 -+ the two relative half-widths in
+// quadrature (at least 5%), as bench/encoding_bench does.
+//
+// Usage: encode_bench [--server=build/server/posenc_server] [--rounds=31]
+//        [--batches=15] [--batch_calls=20] [--max_seconds=120]
+// Exit status: 1 when a target is MISSED, a call fails or the server does
+// not start; else 0.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "bench/median_ci.h"
+#include "bench/server_process.h"
+#include "client/posenc_client.h"
+#include "core/encoding_plan.h"
+#include "core/real_encoding_plan.h"
+#include "core/real_encoding_spec.h"
+#include "core/table_spec.h"
+
+ABSL_FLAG(std::string, server, "",
+          "posenc_server binary: also measure the server's CPU per call "
+          "(empty: core only)");
+ABSL_FLAG(std::string, server_flags, "",
+          "extra posenc_server flags, comma-separated");
+ABSL_FLAG(int, rounds, 31, "samples of each core case");
+ABSL_FLAG(int, batches, 15, "samples of the server's CPU per call");
+ABSL_FLAG(int, batch_calls, 20, "Encode calls per server sample");
+ABSL_FLAG(double, max_seconds, 120,
+          "bound on the server loop's wall time (it stops early, with the "
+          "samples it has)");
+ABSL_FLAG(double, target_us, 1000, "CPU per call target (at most)");
+ABSL_FLAG(double, target_ratio, 0.5,
+          "Encode's values/s over the float32 table's (at least)");
+
+namespace posenc {
+namespace {
+
+constexpr uint32_t kPoints = 1024;
+constexpr uint32_t kDim = 320;
+constexpr double kValues = double{kPoints} * kDim;
+constexpr double kMinNoise = 0.05;  // as bench/encoding_bench
+
+const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                         DType::kBFloat16};
+
+RealEncodingSpec FluxSpec(DType dtype) {
+  RealEncodingSpec spec;
+  spec.dim = kDim;
+  spec.layout = Layout::kConcatCosSin;
+  spec.scale = 1000;
+  spec.dtype = dtype;
+  return spec;
+}
+
+std::vector<double> Timesteps() {
+  std::vector<double> ts;
+  for (uint32_t k = 0; k < kPoints; ++k) ts.push_back((k + 0.5) / kPoints);
+  return ts;
+}
+
+double ThreadCpuNs() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return absl::StrCat(a, " ", b, " ", c);
+}
+
+// A median, its 95% interval, and the interval's half-width relative to
+// the median.
+struct Summary {
+  double median = 0, lo = 0, hi = 0;
+  double spread() const { return median > 0 ? (hi - lo) / 2 / median : 0; }
+};
+
+Summary Summarize(std::vector<double> v) {
+  Summary s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  std::tie(s.lo, s.hi) = bench::MedianCi(v);
+  return s;
+}
+
+int g_missed = 0;
+
+const char* Verdict(std::pair<double, double> ci, double target,
+                    bool higher_is_better) {
+  const char* verdict = bench::IntervalVerdict(ci, target, higher_is_better);
+  if (bench::Missed(verdict)) ++g_missed;
+  return verdict;
+}
+
+// Prints a per-call CPU figure (microseconds) and its verdict.
+void PrintPerCall(const char* what, const std::vector<double>& us,
+                  double target) {
+  const Summary s = Summarize(us);
+  std::printf(
+      "%s: median %.0f us, 95%% CI [%.0f, %.0f] us, %zu samples (target <= "
+      "%.0f us): %s\n",
+      what, s.median, s.lo, s.hi, us.size(), target,
+      Verdict({s.lo, s.hi}, target, /*higher_is_better=*/false));
+}
+
+// 1 and 3: the core cases, interleaved. Returns the float32 Encode's CPU
+// per call (us), one sample a round.
+std::vector<double> RunCore(int rounds, double target_us, double target_ratio) {
+  const std::vector<double> ts = Timesteps();
+  TableSpec table;
+  table.d = kDim;
+  table.max_len = 1u << 24;
+  table.dtype = DType::kFloat32;
+  const EncodingPlan table_plan(table);
+  std::vector<std::byte> out(size_t{kPoints} * kDim * 8);
+
+  // Each case writes its rows into `out` and returns its thread CPU (ns).
+  struct Case {
+    Case(std::string n, std::function<void()> r)
+        : name(std::move(n)), run(std::move(r)) {}
+    std::string name;
+    std::function<void()> run;
+    std::vector<double> values_per_s;
+    std::vector<double> us;
+  };
+  std::vector<Case> cases;
+  cases.emplace_back("table float32 (plan built once)",
+                     [&] { table_plan.ComputeRows(0, kPoints, out.data()); });
+  cases.emplace_back("table float32 (plan in the timing)", [&] {
+    const EncodingPlan plan(table);
+    plan.ComputeRows(0, kPoints, out.data());
+  });
+  for (DType dtype : kDTypes) {
+    cases.emplace_back(absl::StrCat("Encode ", DTypeName(dtype)), [&, dtype] {
+      absl::StatusOr<RealEncodingPlan> plan =
+          RealEncodingPlan::Create(FluxSpec(dtype), {});
+      plan->ComputeRows(ts, out.data());
+    });
+  }
+  // Each case once before timing (pages of `out`, code, MPFR's caches).
+  for (Case& c : cases) c.run();
+  std::mt19937 rng(7);
+  std::vector<size_t> order(cases.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  for (int r = 0; r < rounds; ++r) {
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t k : order) {
+      const double t0 = ThreadCpuNs();
+      cases[k].run();
+      const double ns = ThreadCpuNs() - t0;
+      cases[k].us.push_back(ns / 1e3);
+      cases[k].values_per_s.push_back(kValues / (ns * 1e-9));
+    }
+  }
+
+  std::printf(
+      "core, one thread, thread CPU time, %d rounds (each case once a round, "
+      "in a new random order), %u points x %u values:\n",
+      rounds, kPoints, kDim);
+  std::printf("  %-36s %12s %25s %10s\n", "case", "Mvalues/s", "95% CI",
+              "us/call");
+  for (const Case& c : cases) {
+    const Summary s = Summarize(c.values_per_s);
+    std::printf("  %-36s %12.1f %11.1f .. %-11.1f %10.0f\n", c.name.c_str(),
+                s.median / 1e6, s.lo / 1e6, s.hi / 1e6, Summarize(c.us).median);
+  }
+  std::printf("\n");
+  PrintPerCall(
+      "1. core CPU per Encode (RealEncodingPlan::Create + ComputeRows, "
+      "float32)",
+      cases[2].us, target_us);
+  std::printf("\n3. cold Encode values/s over the float32 table's:\n");
+  const Summary table_rate = Summarize(cases[0].values_per_s);
+  const Summary cold_table_rate = Summarize(cases[1].values_per_s);
+  // Ratio of two medians, with the two relative half-widths in quadrature.
+  auto ratio_ci = [](const Summary& a, const Summary& b) {
+    const double r = a.median / b.median;
+    const double noise =
+        std::max(kMinNoise, std::hypot(a.spread(), b.spread()));
+    return std::make_pair(r * (1 - noise), r * (1 + noise));
+  };
+  for (size_t k = 2; k < cases.size(); ++k) {
+    const Summary e = Summarize(cases[k].values_per_s);
+    const auto ci = ratio_ci(e, table_rate);
+    std::printf(
+        "  %-16s / table kernel = %.3f (95%% CI %.3f .. %.3f; target >= "
+        "%.2f): %s\n",
+        cases[k].name.c_str(), e.median / table_rate.median, ci.first,
+        ci.second, target_ratio,
+        Verdict(ci, target_ratio, /*higher_is_better=*/true));
+    const auto cold = ratio_ci(e, cold_table_rate);
+    std::printf(
+        "  %-16s / cold table   = %.3f (95%% CI %.3f .. %.3f; for "
+        "reference)\n",
+        cases[k].name.c_str(), e.median / cold_table_rate.median, cold.first,
+        cold.second);
+  }
+  return cases[2].us;
+}
+
+// 2: the server's CPU per call, through gRPC.
+int RunServer(const std::string& binary, int batches, int batch_calls,
+              double max_seconds, double target_us) {
+  bench::ServerProcess server(binary, absl::GetFlag(FLAGS_server_flags));
+  if (server.port() == 0) {
+    std::fprintf(stderr, "encode_bench: %s did not start\n", binary.c_str());
+    return 1;
+  }
+  PosencClient::Options options;
+  options.target = absl::StrCat("127.0.0.1:", server.port());
+  options.timeout = absl::Seconds(30);
+  PosencClient client(options);
+  const std::vector<double> ts = Timesteps();
+  const RealEncodingSpec spec = FluxSpec(DType::kFloat32);
+  for (int k = 0; k < 10; ++k) {  // connection up, first-call costs paid
+    absl::StatusOr<Tensor> got = client.Encode(spec, ts);
+    if (!got.ok()) {
+      std::fprintf(stderr, "encode_bench: warm-up Encode failed: %s\n",
+                   got.status().ToString().c_str());
+      return 1;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<double> us;
+  uint64_t unsettled = 0;
+  for (int b = 0; b < batches; ++b) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count() > max_seconds) {
+      break;
+    }
+    bool settled_before = false, settled_after = false;
+    const uint64_t before = server.IdleCpuNs(&settled_before);
+    for (int k = 0; k < batch_calls; ++k) {
+      absl::StatusOr<Tensor> got = client.Encode(spec, ts);
+      if (!got.ok() || got->shape != std::vector<uint32_t>{kPoints, kDim}) {
+        std::fprintf(stderr, "encode_bench: Encode failed: %s\n",
+                     got.status().ToString().c_str());
+        return 1;
+      }
+    }
+    const uint64_t after = server.IdleCpuNs(&settled_after);
+    if (!settled_before || !settled_after) ++unsettled;
+    us.push_back((after - before) / 1e3 / batch_calls);
+  }
+  std::printf(
+      "\n2. server CPU per Encode through gRPC (the server process's CPU "
+      "clock, all threads, read idle around each batch of %d calls; one "
+      "client, one call at a time; server flags: %s; batches the server "
+      "was not seen idle around: %llu):\n",
+      batch_calls,
+      absl::GetFlag(FLAGS_server_flags).empty()
+          ? "defaults"
+          : absl::GetFlag(FLAGS_server_flags).c_str(),
+      static_cast<unsigned long long>(unsettled));
+  PrintPerCall("  server CPU per call", us, target_us);
+  return 0;
+}
+
+int Run() {
+  const int rounds = std::max(1, absl::GetFlag(FLAGS_rounds));
+  std::printf(
+      "encode_bench: Encode of %u timesteps t = (k + 0.5) / %u at dim %u, "
+      "LAYOUT_CONCAT_COS_SIN, scale 1000 (FLUX); load average at start "
+      "%s\n\n",
+      kPoints, kPoints, kDim, LoadAverage().c_str());
+  RunCore(rounds, absl::GetFlag(FLAGS_target_us),
+          absl::GetFlag(FLAGS_target_ratio));
+  int status = 0;
+  const std::string server = absl::GetFlag(FLAGS_server);
+  if (!server.empty()) {
+    status = RunServer(server, std::max(1, absl::GetFlag(FLAGS_batches)),
+                       std::max(1, absl::GetFlag(FLAGS_batch_calls)),
+                       absl::GetFlag(FLAGS_max_seconds),
+                       absl::GetFlag(FLAGS_target_us));
+  }
+  std::printf("\nload average at end %s; targets MISSED: %d\n",
+              LoadAverage().c_str(), g_missed);
+  return status != 0 || g_missed > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace posenc
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return posenc::Run();
+}
