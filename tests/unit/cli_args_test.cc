@@ -1,5 +1,6 @@
 #include "client/cli_args.h"
 
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -62,6 +63,112 @@ TEST(CliArgsTest, BadNumbersAndNames_InvalidArgumentNamingOption) {
   args = CliArgs::Parse(8, argv2, kAllowed);
   ASSERT_TRUE(args.ok());
   EXPECT_THAT(args->GetSpec().status().message(), HasSubstr("--layout"));
+}
+
+// `posenc encode`'s options: switches, a list of doubles, the EncodingSpec.
+const std::vector<std::string> kEncode = {
+    "dim",         "positions",       "dtype",        "layout",
+    "frequency",   "scale",           "max-period",   "shift",
+    "coordinates", "num-frequencies", "min-freq-exp", "max-freq-exp",
+    "pad-odd-dim", "include-input"};
+const std::vector<std::string> kSwitches = {"pad-odd-dim", "include-input"};
+
+absl::StatusOr<CliArgs> ParseEncode(std::vector<const char*> argv) {
+  argv.insert(argv.begin(), {"posenc", "encode"});
+  return CliArgs::Parse(static_cast<int>(argv.size()), argv.data(), kEncode,
+                        kSwitches);
+}
+
+TEST(CliArgsTest, Switches_TakeNoValueUnlessGivenWithEquals) {
+  absl::StatusOr<CliArgs> args =
+      ParseEncode({"--pad-odd-dim", "--dim", "5", "--include-input=false"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_TRUE(*args->GetBool("pad-odd-dim"));
+  EXPECT_FALSE(*args->GetBool("include-input"));
+  EXPECT_EQ(*args->GetUint32("dim", 0), 5u);  // not swallowed by the switch
+  EXPECT_FALSE(*args->GetBool("shift"));      // absent: false
+  args = ParseEncode({"--include-input=yes"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(args->GetBool("include-input").status().message(),
+              HasSubstr("--include-input"));
+  // A non-switch still needs its value.
+  EXPECT_THAT(ParseEncode({"--dim"}).status().message(),
+              HasSubstr("--dim needs a value"));
+}
+
+TEST(CliArgsTest, DoubleList_AnyDoubleInOrder) {
+  absl::StatusOr<CliArgs> args =
+      ParseEncode({"--positions", "999.5,-0.25,1e-3,0"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(*args->GetDoubleList("positions"),
+            (std::vector<double>{999.5, -0.25, 1e-3, 0}));
+  args = ParseEncode({"--positions", "1,two"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(args->GetDoubleList("positions").status().message(),
+              HasSubstr("'two'"));
+  args = ParseEncode({});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(args->GetDoubleList("positions").status().message(),
+              HasSubstr("--positions is required"));
+}
+
+TEST(CliArgsTest, EncodingSpec_ExponentialAndOctaves) {
+  absl::StatusOr<CliArgs> args = ParseEncode(
+      {"--dim", "321", "--pad-odd-dim", "--layout", "concat_cos_sin", "--scale",
+       "1000", "--max-period", "500", "--shift", "1", "--dtype", "bfloat16"});
+  ASSERT_TRUE(args.ok());
+  absl::StatusOr<RealEncodingSpec> spec = args->GetEncodingSpec();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->scheme, FrequencyScheme::kExponential);
+  EXPECT_EQ(spec->dim, 321u);
+  EXPECT_TRUE(spec->pad_odd_dim);
+  EXPECT_EQ(spec->layout, Layout::kConcatCosSin);
+  EXPECT_EQ(spec->scale, 1000.0);
+  EXPECT_EQ(spec->max_period, 500.0);
+  EXPECT_EQ(spec->shift, 1.0);
+  EXPECT_EQ(spec->dtype, DType::kBFloat16);
+  EXPECT_EQ(spec->coordinates, 1u);
+  EXPECT_FALSE(spec->include_input);
+
+  args = ParseEncode({"--frequency", "octaves", "--num-frequencies", "10",
+                      "--min-freq-exp", "-1", "--max-freq-exp", "8.5",
+                      "--coordinates", "3", "--include-input"});
+  ASSERT_TRUE(args.ok());
+  spec = args->GetEncodingSpec();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->scheme, FrequencyScheme::kOctaves);
+  EXPECT_EQ(spec->dim, 0u);
+  EXPECT_EQ(spec->num_frequencies, 10u);
+  EXPECT_EQ(spec->min_freq_exp, -1.0);
+  EXPECT_EQ(spec->max_freq_exp, 8.5);
+  EXPECT_EQ(spec->coordinates, 3u);
+  EXPECT_TRUE(spec->include_input);
+  EXPECT_EQ(spec->layout, Layout::kInterleaved);
+}
+
+TEST(CliArgsTest, EncodingSpec_RefusalsNameTheOption) {
+  for (const auto& [argv, name] :
+       std::vector<std::pair<std::vector<const char*>, const char*>>{
+           {{"--scale", "1"}, "--dim"},
+           {{"--frequency", "octaves"}, "--num-frequencies"},
+           {{"--frequency", "cosine", "--dim", "4"}, "--frequency"},
+           {{"--frequency", "octaves", "--num-frequencies", "2", "--shift",
+             "1"},
+            "--shift"},
+           {{"--frequency", "octaves", "--num-frequencies", "2",
+             "--pad-odd-dim"},
+            "--pad-odd-dim"},
+           {{"--dim", "4", "--max-freq-exp", "3"}, "--max-freq-exp"},
+           {{"--dim", "4", "--layout", "interleaved_pairs"}, "--layout"},
+           {{"--dim", "4", "--coordinates", "-1"}, "--coordinates"},
+           {{"--dim", "4", "--max-period", "ten"}, "--max-period"},
+       }) {
+    absl::StatusOr<CliArgs> args = ParseEncode(argv);
+    ASSERT_TRUE(args.ok()) << name;
+    absl::StatusOr<RealEncodingSpec> spec = args->GetEncodingSpec();
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(spec.status().message(), HasSubstr(name));
+  }
 }
 
 }  // namespace
