@@ -113,6 +113,11 @@ encode encode shift_at_half EncodeRequest 'spec { dim: 8 shift: 4 } positions: [
 encode encode scale_over EncodeRequest 'spec { dim: 8 scale: 33554432 } positions: [1]'
 encode encode partial_point EncodeRequest 'spec { dim: 8 coordinates: 2 } positions: [1, 2, 3]'
 encode encode no_points EncodeRequest 'spec { dim: 8 }'
+# Regression (fuzz_encode, found while adding it): an octave exponent of
+# 1.3e-192, not an integer, puts x = 0.5 a hair past a whole turn: sin is a
+# tiny negative, -0 in every dtype (the MPFR reference had taken it for +0).
+encode encode octave_nearly_whole_turn EncodeRequest 'spec { frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 2 max_freq_exp: 1.3202428078732969e-192 } positions: [0.5]'
+encode encode octave_nearly_whole_turn_below EncodeRequest 'spec { dtype: DTYPE_FLOAT16 layout: LAYOUT_CONCAT_SIN_COS frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 2 min_freq_exp: -1.3202428078732969e-192 } positions: [0.5, -0.5, 1.5]'
 # At the limits: dim 65536; a 4 MiB answer (the message limit), then one
 # point more; FLUX's 1024 timesteps (bench/ghz/encode_timesteps.json).
 encode encode limit_dim EncodeRequest 'spec { dim: 65536 dtype: DTYPE_FLOAT64 layout: LAYOUT_CONCAT_SIN_COS } positions: [999.5]'

@@ -5,6 +5,7 @@
 // every run (printed; POSENC_SEED replays it). Plus the validation rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -213,6 +214,32 @@ TEST(RealEncodingTest, WholeQuarterTurns_ExactZerosAndOnes) {
       CheckAll(spec, {0.5, 0.25, 1, -0.75, 3, 0.125, -2.5}, stats);
     }
   }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+TEST(RealEncodingTest, NearlyIntegerOctaveExponent_TinyValuesKeepTheirSign) {
+  // Found by fuzz_encode: e_1 = 2^-637.6 (not an integer) makes 0.5 * 2 pi
+  // 2^e_1 = pi (1 + 6.4e-193): sin is -2.9e-192, not the zero of a whole
+  // quarter turn, so it rounds to -0 (and +0 for e_1 < 0); the reference
+  // took anything within 2^-280 of its angle for an exact +0.
+  CheckStats stats;
+  RealEncodingSpec spec;
+  spec.scheme = FrequencyScheme::kOctaves;
+  spec.num_frequencies = 2;
+  for (double e : {1.3202428078732969e-192, -1.3202428078732969e-192, 0x1p-60,
+                   -0x1p-1074}) {
+    spec.min_freq_exp = std::min(0.0, e);
+    spec.max_freq_exp = std::max(0.0, e);
+    for (DType dtype : kDTypes) {
+      spec.dtype = dtype;
+      CheckAll(spec, {0.5, -0.5, 0.25, 1.5}, stats);
+    }
+  }
+  spec.dtype = DType::kFloat32;
+  spec.min_freq_exp = 0;
+  spec.max_freq_exp = 1.3202428078732969e-192;
+  EXPECT_EQ(RealReferenceBits(spec, 1, 0.5, /*is_sin=*/true), 0x80000000u);
+  EXPECT_EQ(RealReferenceBits(spec, 0, 0.5, /*is_sin=*/true), 0u);  // pi: +0
   ::posenc::testing::ReportChecked(stats);
 }
 

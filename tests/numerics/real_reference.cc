@@ -45,10 +45,63 @@ void Frequency(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr f,
   mpfr_clears(e, b, static_cast<mpfr_ptr>(nullptr));
 }
 
+// Whether scale * x * f_i is exactly m pi / 2 for an integer m (then
+// sin/cos are exactly 0 or +-1), and m mod 4. Decided exactly: the
+// exponential frequencies are algebraic (max_period^rational) and pi is
+// not, so never; an octave frequency 2 pi 2^e_i only with an integer e_i
+// (2^e is irrational for a non-integer rational e: the exponents are
+// rationals, doubles and n - 1), when 4 x scale 2^e_i is an integer.
+bool WholeQuarterTurns(const RealEncodingSpec& spec, uint32_t i, double x,
+                       int* quadrant) {
+  if (spec.scheme != FrequencyScheme::kOctaves) return false;
+  // Doubles span 2^-1074..2^1024: 2200 bits hold any sum of two exactly.
+  constexpr mpfr_prec_t kExact = 2200;
+  mpfr_t e, t;
+  mpfr_inits2(kExact, e, t, static_cast<mpfr_ptr>(nullptr));
+  bool whole = false;
+  int inexact = mpfr_set_d(e, spec.max_freq_exp, MPFR_RNDN);
+  inexact |= mpfr_sub_d(e, e, spec.min_freq_exp, MPFR_RNDN);
+  const uint32_t n = spec.num_frequencies;
+  if (n > 1) {
+    inexact |= mpfr_mul_ui(e, e, i, MPFR_RNDN);
+    inexact |= mpfr_div_ui(e, e, n - 1, MPFR_RNDN);  // inexact: not whole
+  } else {
+    mpfr_set_ui(e, 0, MPFR_RNDN);
+  }
+  inexact |= mpfr_add_d(e, e, spec.min_freq_exp, MPFR_RNDN);
+  if (inexact == 0 && mpfr_integer_p(e) && mpfr_fits_slong_p(e, MPFR_RNDN)) {
+    const long k = mpfr_get_si(e, MPFR_RNDN);
+    if (k > -4000 && k < 4000) {
+      // t = x * scale * 2^(k + 2), exact (a product of two doubles).
+      mpfr_set_d(t, x, MPFR_RNDN);
+      mpfr_mul_d(t, t, spec.scale, MPFR_RNDN);
+      mpfr_mul_2si(t, t, k + 2, MPFR_RNDN);
+      if (mpfr_integer_p(t)) {
+        mpfr_fmod_ui(t, t, 4, MPFR_RNDN);  // sign of t: in (-4, 4)
+        *quadrant = (static_cast<int>(mpfr_get_si(t, MPFR_RNDN)) + 4) % 4;
+        whole = true;
+      }
+    }
+  }
+  mpfr_clears(e, t, static_cast<mpfr_ptr>(nullptr));
+  return whole;
+}
+
 }  // namespace
 
 uint64_t RealReferenceBits(const RealEncodingSpec& spec, uint32_t i, double x,
                            bool is_sin) {
+  int quadrant = 0;
+  if (x != 0 && WholeQuarterTurns(spec, i, x, &quadrant)) {
+    static constexpr int kSin[4] = {0, 1, 0, -1};
+    static constexpr int kCos[4] = {1, 0, -1, 0};
+    mpfr_t v;
+    mpfr_init2(v, 64);
+    mpfr_set_si(v, is_sin ? kSin[quadrant] : kCos[quadrant], MPFR_RNDN);
+    const uint64_t bits = RoundMpfrToBits(v, spec.dtype);  // zeros are +0
+    mpfr_clear(v);
+    return bits;
+  }
   for (mpfr_prec_t p = 320; p <= 20000; p *= 2) {
     mpfr_t f, a, v, lo, hi;
     mpfr_inits2(p + 64, f, a, v, lo, hi, static_cast<mpfr_ptr>(nullptr));
@@ -63,10 +116,6 @@ uint64_t RealReferenceBits(const RealEncodingSpec& spec, uint32_t i, double x,
     bool done = false;
     if (mpfr_zero_p(a)) {  // x = 0: sin 0 = +0, cos 0 = 1 exactly
       mpfr_set_ui(v, is_sin ? 0 : 1, MPFR_RNDN);
-      bits = RoundMpfrToBits(v, spec.dtype);
-      done = true;
-    } else if (mpfr_zero_p(v) || mpfr_get_exp(v) < -280 + mpfr_get_exp(a)) {
-      mpfr_set_ui(v, 0, MPFR_RNDN);  // exactly zero: +0
       bits = RoundMpfrToBits(v, spec.dtype);
       done = true;
     } else {

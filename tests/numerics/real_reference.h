@@ -17,9 +17,12 @@
 
 namespace posenc::testing {
 
-// Bits of RNE_dtype(sin or cos(scale * x * f_i)). A value that is zero to
-// within 2^-280 of its angle is taken as the exact zero it is (whole
-// quarter turns of the octave frequencies).
+// Bits of RNE_dtype(sin or cos(scale * x * f_i)). An exact zero (and one)
+// is decided exactly, not by a threshold: whole quarter turns, x scale
+// 2^(e_i + 2) an integer for an octave frequency with an integer exponent
+// e_i (zeros are +0); every other value is nonzero and rounded from MPFR
+// at a precision that decides it, however tiny (a tiny negative value is
+// -0, e.g. sin(pi (1 + 2^-600))).
 uint64_t RealReferenceBits(const RealEncodingSpec& spec, uint32_t i, double x,
                            bool is_sin);
 
