@@ -106,8 +106,9 @@ ABSL_FLAG(int, grpc_max_threads, kDefaults.grpc_max_threads,
           "channelz); one per open call, past it RESOURCE_EXHAUSTED (2..1024)");
 ABSL_FLAG(uint32_t, failure_log_lines_per_second,
           kDefaults.failure_log_lines_per_second,
-          "failed calls logged per second; the rest are counted in one "
-          "'suppressed K ...' line a second (0..1000000)");
+          "failed calls logged per second, and gRPC's own log lines per "
+          "second; the rest are counted in one 'suppressed K ...' line a "
+          "second (0..1000000)");
 ABSL_FLAG(double, lame_duck_seconds, kDefaults.lame_duck_seconds,
           "on SIGTERM/SIGINT, seconds the server keeps serving with health "
           "NOT_SERVING, so health checks and proxies move traffic away, "

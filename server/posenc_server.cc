@@ -21,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "core/buffer_reserve.h"
 #include "grpc/health/v1/health.pb.h"
+#include "server/grpc_log_sink.h"
 #include "server/metrics.h"
 
 namespace posenc {
@@ -93,6 +94,8 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   server->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
   // Process-wide (AllocateLargeBuffer and CallScope have no server to ask).
   FailureLogLimiter().set_max_lines(options.failure_log_lines_per_second);
+  GrpcLogLimiter().set_max_lines(options.failure_log_lines_per_second);
+  RouteGrpcLogsThroughLimit();
   WarmReserve().SetBound(options.warm_reserve_bytes);
   WarmReserve().SetRefill(options.warm_reserve_bytes > 0);
   ComputePool::Options pool_options;
@@ -188,6 +191,7 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
     while (!self->stop_log_reporter_.WaitForNotificationWithTimeout(
         absl::Seconds(1))) {
       ReportSuppressedFailureLogLines();
+      ReportSuppressedGrpcLogLines();
     }
   });
   server->server_->GetHealthCheckService()->SetServingStatus(true);
@@ -253,6 +257,7 @@ void PosencServer::StopLogReporter() {
   stop_log_reporter_.Notify();
   log_reporter_.join();
   ReportSuppressedFailureLogLines();  // the last second's
+  ReportSuppressedGrpcLogLines();
 }
 
 void PosencServer::Wait() { server_->Wait(); }

@@ -94,7 +94,8 @@ struct ServerOptions {
   int grpc_max_threads = 16;
   // Failed calls logged per second, process-wide; the rest are counted and
   // reported as one line a second ("suppressed K failed-call log lines in
-  // the last S s"). 0..1000000 (0 logs only those summaries).
+  // the last S s"). 0..1000000 (0 logs only those summaries). The same
+  // number, counted apart, limits gRPC's own log lines (grpc_log_sink.h).
   uint32_t failure_log_lines_per_second = 20;
   // Threads computing tables; 0 means one per core.
   int threads = 0;

@@ -1252,7 +1252,10 @@ def invalid_headers_past_limit(ctx, st):
                 c.next_sid += 2
                 c.queue(retarget(blocks[streams % len(blocks)], sid))
                 streams += 1
-                ctx.count = streams
+                # Its main count is connections: the server closes each
+                # after its first such requests, so their cost (and gRPC's
+                # log line) is per connection.
+                ctx.count = ctx.reconnects
                 busy = False
             c.flush()
         if busy:
@@ -1590,6 +1593,8 @@ class Server:
     def __init__(self, binary, flags, nofile, log_dir, name):
         self.log_path = os.path.join(log_dir, f"{name}.server.log")
         self.log = open(self.log_path, "wb")
+        self.started = time.monotonic()
+        self.lifetime = None
         self.proc = subprocess.Popen(
             [binary, "--listen=127.0.0.1:0", "--lame_duck_seconds=0",
              "--grace_seconds=1", *flags],
@@ -1637,6 +1642,17 @@ class Server:
                 self.proc.kill()
                 self.proc.wait(timeout=3)
         self.log.close()
+        if self.lifetime is None:
+            self.lifetime = time.monotonic() - self.started
+
+    def log_lines(self):
+        """(all lines, lines of gRPC's own) in the server's log."""
+        lines = grpc_lines = 0
+        with open(self.log_path, "rb") as f:
+            for line in f:
+                lines += 1
+                grpc_lines += bool(GRPC_LOG_LINE.search(line))
+        return lines, grpc_lines
 
 
 # ----------------------------------------------------------------------------
@@ -1659,6 +1675,8 @@ def run_attack(name, args, target, pid, exit_text=lambda: None):
             "max_seconds": args.max_seconds or 0, "server_pid": pid}
     if name.startswith("rapid_reset") and args.min_streams:
         opts["min_count"] = -(-args.min_streams // args.procs)
+    if name == "invalid_headers_past_limit" and args.min_connections:
+        opts["min_count"] = -(-args.min_connections // args.procs)
     if name == "continuation_flood" and args.min_bytes:
         opts["min_count"] = -(-args.min_bytes // args.procs)
     if name == "zero_window_hold":
@@ -1811,6 +1829,26 @@ def fmt_bytes(n):
     return f"{n / MiB:.0f} MiB"
 
 
+def max_log_lines(server_seconds):
+    """Most lines a server started here may log in `server_seconds`: its
+    start-up and shutdown lines, plus, each second, the failed-call limit
+    and gRPC's own limit (--failure_log_lines_per_second, 20 by default,
+    each) and their two summary lines. An attack that buys a log line per
+    request or per connection writes thousands."""
+    return 40 + int((2 * 20 + 2) * (server_seconds + 1))
+
+
+# A line gRPC wrote: its own format ("E1202 18:17:45.655015542 17346
+# file.cc:1218] ...") or posenc's for gRPC's lines ("... GRPC-ERROR ...").
+GRPC_LOG_LINE = re.compile(rb"^[DIWE]\d{4} \d\d:\d\d:\d\d\.| GRPC-[A-Z]+ ")
+
+
+def max_grpc_log_lines(server_seconds):
+    """Most lines of gRPC's own a server started here may log: its limit
+    (20 a second by default) each second, and a few at start-up."""
+    return 10 + int(20 * (server_seconds + 1))
+
+
 def verdicts(r, bound, min_ratio=None):
     """Failed checks of one result (the victim's ratio only if `min_ratio`
     is given)."""
@@ -1828,6 +1866,16 @@ def verdicts(r, bound, min_ratio=None):
     if bound and server and server["peak_rss_bytes"] > bound:
         bad.append(f"peak RSS {fmt_bytes(server['peak_rss_bytes'])} > bound "
                    f"{fmt_bytes(bound)}")
+    log = r.get("server_log")
+    if log and log["lines"] > max_log_lines(log["server_seconds"]):
+        bad.append(f"server wrote {log['lines']} log lines in "
+                   f"{log['server_seconds']} s (at most "
+                   f"{max_log_lines(log['server_seconds'])}): an attack "
+                   "bought log lines")
+    if log and log["grpc_lines"] > max_grpc_log_lines(log["server_seconds"]):
+        bad.append(f"gRPC wrote {log['grpc_lines']} log lines in "
+                   f"{log['server_seconds']} s (at most "
+                   f"{max_grpc_log_lines(log['server_seconds'])})")
     ratio = r.get("victim", {}).get("ratio")
     if r["attack"] == "cpu_burn":
         min_ratio = None  # the floor itself, not an attack
@@ -1916,6 +1964,9 @@ def main():
     ap.add_argument("--min-streams", type=int, default=0,
                     help="rapid reset: go on past --seconds until this many "
                          "streams were sent (at most --max-seconds)")
+    ap.add_argument("--min-connections", type=int, default=0,
+                    help="invalid_headers_past_limit: run past --seconds "
+                    "(up to --max-seconds) until this many connections")
     ap.add_argument("--min-bytes", type=int, default=0,
                     help="CONTINUATION flood: go on past --seconds until this "
                          "many bytes were sent (at most --max-seconds)")
@@ -2021,6 +2072,10 @@ def main():
         finally:
             if server is not None:
                 server.stop()
+        if server is not None and not r.get("skipped"):
+            lines, grpc_lines = server.log_lines()
+            r["server_log"] = {"lines": lines, "grpc_lines": grpc_lines,
+                               "server_seconds": round(server.lifetime, 2)}
         bad = verdicts(r, bound, args.min_victim_ratio)
         r["failed_checks"] = bad
         if bad:
