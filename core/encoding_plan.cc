@@ -35,18 +35,6 @@ constexpr uint32_t kMinAngleRows64 = 2 * kMaxAngleStep64;
 // in cache anyway.
 constexpr uint64_t kStreamMinBytes = uint64_t{4} << 20;
 
-// Bits of the correctly rounded real value t, given y with
-// |y - t| <= kFastRelError * |t|, or false when undecided.
-bool RoundFastValue(double y, DType dtype, uint64_t* bits,
-                    double check_slack = kFastCheckSlack) {
-  const double slack = check_slack * std::fabs(y);
-  const uint64_t lo = RoundDoubleToBits(y - slack, dtype);
-  const uint64_t hi = RoundDoubleToBits(y + slack, dtype);
-  if (lo != hi) return false;
-  *bits = lo;
-  return true;
-}
-
 // A fast value times the attention factor's high word: error <= kFastRelError
 // + 2^-52 relative, covered (with the rounding of y +- slack) by 2^-45.
 constexpr double kScaledCheckSlack = 0x1p-45;
@@ -237,9 +225,12 @@ void EncodingPlan::ComputeColumn(uint32_t column, uint32_t pos,
           FastSinCosScalar(static_cast<double>(pos), w0_[column], w1_[column]);
       const double a = scaled_ ? attn_hi_ : 1.0;
       const double slack = scaled_ ? kScaledCheckSlack : kFastCheckSlack;
-      decided = !v.risky &&
-                RoundFastValue(v.sin * a, spec_.dtype, &sin_bits, slack) &&
-                RoundFastValue(v.cos * a, spec_.dtype, &cos_bits, slack);
+      // |fast value - exact| <= kFastRelError |exact|, covered by slack.
+      const double ys = v.sin * a, yc = v.cos * a;
+      decided =
+          !v.risky &&
+          RoundWithin(ys, slack * std::fabs(ys), spec_.dtype, &sin_bits) &&
+          RoundWithin(yc, slack * std::fabs(yc), spec_.dtype, &cos_bits);
     }
   }
   if (!decided) ExactSinCosBits(spec_, column, pos, &sin_bits, &cos_bits);
@@ -276,8 +267,10 @@ void EncodingPlan::ComputeRowFromDoubles(uint32_t pos, std::byte* row) const {
     done = i + n;
     for (uint32_t k = 0; k < n; ++k) {
       uint64_t sb, cb;
-      if (!risky[k] && RoundFastValue(s[k] * a, spec_.dtype, &sb, slack) &&
-          RoundFastValue(c[k] * a, spec_.dtype, &cb, slack)) {
+      const double ys = s[k] * a, yc = c[k] * a;
+      if (!risky[k] &&
+          RoundWithin(ys, slack * std::fabs(ys), spec_.dtype, &sb) &&
+          RoundWithin(yc, slack * std::fabs(yc), spec_.dtype, &cb)) {
         StorePair(i + k, sb, cb, row);
       } else {
         ComputeColumn(i + k, pos, row);

@@ -18,17 +18,6 @@
 namespace posenc {
 namespace {
 
-// Bits of RNE(t) given y with |y - t| <= e, or false when [y - e, y + e]
-// (ends rounded by RN, covered by the callers' margins) holds a rounding
-// boundary or both signs. |y| <= 2.
-bool RoundIfDecided(double y, double e, DType dtype, uint64_t* bits) {
-  const uint64_t lo = RoundDoubleToBits(y - e, dtype);
-  const uint64_t hi = RoundDoubleToBits(y + e, dtype);
-  if (lo != hi) return false;
-  *bits = lo;
-  return true;
-}
-
 // The double-double path's bound with the reduction's absolute error
 // (2^-128 when q != 0, docs/numerics.md) kept absolute instead of flagging
 // small reduced arguments as risky: |v - exact| <= 2^-125 + 2^-96 |v|
@@ -48,8 +37,8 @@ bool RoundDoubleDoubleIfDecided(DoubleDouble v, DType dtype, uint64_t* bits) {
     return true;
   }
   // hi alone is within 2^-53 |hi| of hi + lo.
-  return RoundIfDecided(v.hi, kDdAbsSlack + 0x1p-51 * std::fabs(v.hi), dtype,
-                        bits);
+  return RoundWithin(v.hi, kDdAbsSlack + 0x1p-51 * std::fabs(v.hi), dtype,
+                     bits);
 }
 
 // The coordinates of include_input: RNE to dtype at any magnitude (a
@@ -306,8 +295,8 @@ void RealEncodingPlan::ComputeValue(uint32_t c, uint32_t i, double x,
   if (dtype != DType::kFloat64) {
     const FastSinCos v = FastSinCosScalar(x, w0_[i], w1_[i]);
     if (!v.risky &&
-        RoundIfDecided(v.sin, kFastCheckSlack * std::fabs(v.sin), dtype, &sb) &&
-        RoundIfDecided(v.cos, kFastCheckSlack * std::fabs(v.cos), dtype, &cb)) {
+        RoundWithin(v.sin, kFastCheckSlack * std::fabs(v.sin), dtype, &sb) &&
+        RoundWithin(v.cos, kFastCheckSlack * std::fabs(v.cos), dtype, &cb)) {
       StorePair(c, i, sb, cb, row);
       return;
     }

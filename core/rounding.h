@@ -31,6 +31,19 @@ uint64_t EncodeExact(double v, DType dtype);
 // Bits of RNE_dtype(y) for a double y with |y| <= 2.
 uint64_t RoundDoubleToBits(double y, DType dtype);
 
+// The interval test of every fast path: given y with |y - t| <= e for the
+// exact real t, writes the bits of RNE_dtype(t) and returns true when y - e
+// and y + e round (RN, a rounding the callers' margins cover) to the same
+// value, or returns false (undecided: the interval may hold a rounding
+// boundary, or both signs) and leaves `bits` alone. |y| <= 2, e >= 0.
+inline bool RoundWithin(double y, double e, DType dtype, uint64_t* bits) {
+  const uint64_t lo = RoundDoubleToBits(y - e, dtype);
+  const uint64_t hi = RoundDoubleToBits(y + e, dtype);
+  if (lo != hi) return false;
+  *bits = lo;
+  return true;
+}
+
 // The interval test into float16 / bfloat16 without arithmetic on the grid:
 // whether every real in [fl(|y| - e), fl(|y| + e)] rounds (RNE) to one
 // value, which is then written to `bits` with y's sign. Normal values of
