@@ -239,6 +239,15 @@ absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
           absl::StrCat("spec.frequency ", static_cast<int>(proto.frequency()),
                        " is not a known FrequencyScheme"));
   }
+  // Octaves has no max_period: a value sent with it is refused here, where
+  // "unset" (0) can still be told from an explicit 10000, the default that
+  // the core spec would not tell apart.
+  if (spec.scheme == FrequencyScheme::kOctaves && proto.max_period() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.max_period: ", proto.max_period(),
+        " is only for FREQUENCY_SCHEME_EXPONENTIAL; leave it unset (0) with "
+        "FREQUENCY_SCHEME_OCTAVES"));
+  }
   spec.max_period = proto.max_period() == 0 ? kDefaultBase : proto.max_period();
   spec.shift = proto.shift();
   spec.scale = proto.scale() == 0 ? 1.0 : proto.scale();

@@ -49,6 +49,22 @@ TEST(SpecFromProtoTest, UnknownEnumValue_InvalidArgumentNamingField) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(EncodingSpecFromProtoTest, OctavesWithExplicitDefaultMaxPeriod_Invalid) {
+  v1::EncodingSpec proto;
+  proto.set_frequency(v1::FREQUENCY_SCHEME_OCTAVES);
+  proto.set_num_frequencies(4);
+  ASSERT_TRUE(EncodingSpecFromProto(proto).ok());
+  // 10000 is the core spec's default: only the proto can tell it was sent.
+  proto.set_max_period(10000);
+  absl::StatusOr<RealEncodingSpec> got = EncodingSpecFromProto(proto);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(got.status().message().find("spec.max_period: 10000 is only for "
+                                        "FREQUENCY_SCHEME_EXPONENTIAL"),
+            absl::string_view::npos)
+      << got.status();
+}
+
 }  // namespace
 }  // namespace posenc
 
