@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# bench/report.sh: runs every benchmark that has a target and rewrites the
-# "Latest report" section of BENCHMARKS.md with their output, the commit
-# they measured and the load average before and after each.
+# bench/report.sh: runs every benchmark that has a target and writes
+# BENCHMARKS.md whole: the machine, the commit, the load before and after
+# each tool, a verdict table generated from the tools' own verdict lines
+# (bench/report_verdicts.py), the list of measured decisions
+# (bench/decisions.md, the one hand-kept part) and each tool's output.
 #
 #   1. build/bench/encoding_bench   every dtype, layout and frequency (values/s)
 #   2. bench/cold_path              cold vs hot GetTable (fresh memory, and
@@ -19,12 +21,13 @@
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
-#   6. bench/attacks/h2_attacks.py  every HTTP/2 attack, 10 s each, against a
-#                                   server with default flags: the victim's
+#   6. bench/attacks/fronts.py      every HTTP/2 attack, 10 s each, against a
+#                                   server with default flags, directly and
+#                                   through HAProxy and nginx: the victim's
 #                                   ratio (>= 0.5), peak RSS (<= cache +
 #                                   in-flight + 64 MiB), alive afterwards
 #
-# Usage: bench/report.sh [--no-write]      (~15 minutes; needs a Release build:
+# Usage: bench/report.sh [--no-write]      (~60 minutes; needs a Release build:
 #        cmake --preset release && cmake --build --preset release)
 # The working tree should be clean: the report names HEAD, and a figure is a
 # result only at the commit it names. Exit status: non-zero if a tool failed.
@@ -59,17 +62,19 @@ section() {
     echo '```'
     cat "$log"
     echo '```'
-  } >> "$OUT"
+  } >> "$SECTIONS"
   rm -f "$log"
   [[ $rc == 0 ]] || FAILED=$((FAILED + 1))
 }
 
 {
-  echo "<!-- report:begin (written by bench/report.sh; do not edit by hand) -->"
-  echo "## Latest report: commit \`$COMMIT\`$DIRTY"
+  echo "## Run"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at start $(load). Verdicts (one rule, bench/noise.py and bench/median_ci.h): \"met\" only when the whole 95% confidence interval of the median meets the target, \"within noise\" when the target lies inside it, \"MISSED\" otherwise (the tool then exits non-zero); encoding_bench's ratios of two medians take the two intervals in quadrature."
+  echo "Commit \`$COMMIT\`$DIRTY, $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), kernel $(uname -r); gRPC $(sed -n 's/^version=//p' "$ROOT/scripts/build-grpc.sh") from Debian's source with the $(grep -vc '^#' "$ROOT/third_party/grpc/patches/series") patches of third_party/grpc/patches/series (scripts/build-grpc.sh), Protobuf $(dpkg-query -W -f='${Version}' libprotobuf-dev 2>/dev/null), Abseil $(dpkg-query -W -f='${Version}' libabsl-dev 2>/dev/null); Release build (\`cmake --preset release && cmake --build --preset release\`). Load average at start $(load); each section gives it before and after its tool."
+  echo
+  echo "Verdicts (one rule, bench/noise.py and bench/median_ci.h): \"met\" only when the whole 95% confidence interval of the median meets the target, \"within noise\" when the target lies inside it, \"MISSED\" otherwise (the tool then exits non-zero); encoding_bench's ratios of two medians take the two intervals in quadrature. An attack is one 10 s run: held (\"met\") or not (\"MISSED\")."
 } > "$OUT"
+SECTIONS=$(mktemp /tmp/posenc-report-sections.XXXXXX)
 
 section "Encoding kernel, every dtype (encoding_bench)" \
   "$BUILD/bench/encoding_bench" --benchmark_min_time=0.3 \
@@ -120,27 +125,50 @@ section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 9
 section "Instructions per cache hit vs the floor (callgrind_hit.sh; repeatable under load)" \
   "$ROOT/bench/callgrind_hit.sh" 20
-section "HTTP/2 attacks, direct (h2_attacks.py; victim ratio >= 0.5, RSS bound, alive)" \
-  /usr/bin/python3 "$ROOT/bench/attacks/h2_attacks.py" \
-  --server-binary "$BUILD/server/posenc_server" \
-  --victim-binary "$BUILD/bench/client_load" --seconds 10 \
-  --recover-seconds 30 --check --min-victim-ratio 0.5 \
-  --json "$BUILD/attacks-report.json"
-echo "<!-- report:end -->" >> "$OUT"
+# Every attack on the port users expose (posenc itself), then through each
+# shipped front reduced to one replica (defence in depth: docs/security.md
+# says which front cannot hold what).
+section "HTTP/2 attacks on posenc's own port (fronts.py --target direct; victim ratio >= 0.5, RSS bound, alive)" \
+  /usr/bin/python3 "$ROOT/bench/attacks/fronts.py" --target direct \
+  --build "$BUILD" --seconds 10 --check --json "$BUILD/attacks-direct.json"
+section "HTTP/2 attacks through HAProxy and nginx (fronts.py; defence in depth)" \
+  /usr/bin/python3 "$ROOT/bench/attacks/fronts.py" --target haproxy \
+  --target nginx --build "$BUILD" --seconds 10 --check \
+  --json "$BUILD/attacks-fronts.json"
+{
+  echo
+  echo "## Verdicts"
+  echo
+  echo "Generated from the tools' own verdict lines below (bench/report_verdicts.py)."
+  echo
+  /usr/bin/python3 "$ROOT/bench/report_verdicts.py" "$SECTIONS"
+  echo
+  cat "$ROOT/bench/decisions.md"
+  echo
+  echo "## Each tool's output"
+  cat "$SECTIONS"
+} >> "$OUT"
+rm -f "$SECTIONS"
 
+# BENCHMARKS.md is this report, whole: the title block says how it was made,
+# and earlier runs stay in git history (git log -p BENCHMARKS.md).
+{
+  echo "# posenc benchmarks"
+  echo
+  echo "<!-- Written whole by bench/report.sh: do not edit by hand. Edit the tools, or bench/decisions.md for the list of measured decisions. -->"
+  echo
+  echo "The latest run of every benchmark that has a target, all at one commit"
+  echo "on one machine: \`bench/report.sh\` (a Release build in \`build/\`; about"
+  echo "an hour; give it the machine to itself). What each tool measures and how"
+  echo "to read it: [docs/load-testing.md](docs/load-testing.md). Earlier runs,"
+  echo "on other machines and commits, are in git history"
+  echo "(\`git log -p BENCHMARKS.md\`)."
+  echo
+  cat "$OUT"
+} > "$OUT.md"
+mv "$OUT.md" "$OUT"
 if [[ $WRITE == 1 ]]; then
-  python3 - "$ROOT/BENCHMARKS.md" "$OUT" <<'EOF'
-import re, sys
-path, report = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
-text = open(path).read()
-pattern = re.compile(r"<!-- report:begin.*?<!-- report:end -->", re.S)
-if pattern.search(text):
-    text = pattern.sub(lambda _: report, text)
-else:  # first report: right after the title block (before the first "## ")
-    i = text.find("\n## ")
-    text = text[: i + 1] + report + "\n\n" + text[i + 1 :] if i >= 0 else text + "\n" + report + "\n"
-open(path, "w").write(text)
-EOF
+  cp "$OUT" "$ROOT/BENCHMARKS.md"
   echo "report.sh: BENCHMARKS.md rewritten (commit $COMMIT)" >&2
 else
   cat "$OUT"

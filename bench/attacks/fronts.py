@@ -496,6 +496,17 @@ def print_table(kind, results, bound, args):
     for r in results:
         if r.get("answered"):
             print(f"  {r['attack']}: answered the attacker: {r['answered']}")
+    # One line per attack in the form bench/report_verdicts.py collects into
+    # the report's verdict table (one 10 s run: no interval, so "met" or
+    # "MISSED", never "within noise").
+    for r in results:
+        ratio = r.get("victim", {}).get("ratio")
+        bad = r.get("not_held", [])
+        print(f"{kind} {r['attack']}: victim {ratio if ratio is None else f'{ratio:.2f}'}"
+              f" (target >= {args.min_ratio:g}), posenc alive and within "
+              f"{h2a.fmt_bytes(bound)}"
+              + ("" if kind == "direct" else f", {kind} alive and answering")
+              + (": met" if not bad else ": MISSED (" + "; ".join(bad) + ")"))
     sys.stdout.flush()
 
 
