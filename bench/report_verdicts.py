@@ -12,6 +12,8 @@ A verdict line is any output line that names a target (a bound: ">=", "<=",
 noise rule (bench/noise.py): "met", "within noise", "MISSED" (a table's
 "within-noise" and a lower-case "missed" count as the same). Each tool already prints its figure,
 its interval and its target on that line; the row keeps the line whole.
+A row of a tool's own markdown table whose last cell is a verdict counts too
+(the tool then prints the target above its table).
 
 Usage: bench/report_verdicts.py SECTIONS.md   (prints the table on stdout)
 Exit status 0; 2 if the file cannot be read.
@@ -25,11 +27,15 @@ VERDICT = re.compile(
 WORST_FIRST = ("MISSED", "within noise", "met")
 SPELLINGS = {w.lower(): w for w in WORST_FIRST}
 TARGET = re.compile(r"(>=|<=|≥|≤)\s*-?[0-9.]")
+# A row of a tool's own markdown table whose verdict column holds the word
+# (scheme_cold_ratio prints its target once, above the table).
+VERDICT_CELL = re.compile(
+    r"^\|.*\|\s*(met|within[ -]noise|MISSED|missed)\s*\|\s*$")
 
 
 def verdict_of(line):
     """The line's verdict ("met", "within noise", "MISSED") or None."""
-    if not TARGET.search(line):
+    if not TARGET.search(line) and not VERDICT_CELL.match(line):
         return None
     found = VERDICT.findall(line)
     if not found:

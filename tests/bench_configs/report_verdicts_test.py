@@ -30,6 +30,17 @@ a line with the word met but no target
 [wall] x = 1.2 (target >= 1): met; [cpu] x = 0.4 (target >= 1): missed
 ```
 
+### scheme_cold_ratio
+
+```
+ratio = scheme over plain; target >= 0.50
+| dtype | scheme | median ratio | verdict |
+| --- | --- | --- | --- |
+| float32 | rope-yarn | 1.014 | met |
+| float16 | rope-yarn | 0.40 | MISSED |
+| float16 | a verdict word | met | not in the last cell |
+```
+
 ### fronts
 
 ```
@@ -53,9 +64,9 @@ def main():
         if not cond:
             failures.append(what)
 
-    expect(lines[0] == "2 met, 2 within noise, 2 MISSED.",
+    expect(lines[0] == "3 met, 2 within noise, 3 MISSED.",
            f"counts line: {lines[0]!r}")
-    expect(len(rows) == 6, f"6 rows expected, got {len(rows)}: {rows}")
+    expect(len(rows) == 8, f"8 rows expected, got {len(rows)}: {rows}")
     expect(not any("Prose" in r for r in rows), "prose outside a block taken")
     expect(not any("no target" in r for r in rows), "a line without a target")
     expect(any(r.startswith("| load.sh |") and r.endswith("| within noise |")
@@ -65,6 +76,11 @@ def main():
            "a line's worst verdict (missed) decides it")
     expect(any(r.startswith("| fronts |") and r.endswith("| **MISSED** |")
                for r in rows), "the fronts' MISSED line")
+    expect(any(r.startswith("| scheme_cold_ratio |") and "rope-yarn \\| 1.014"
+               in r and r.endswith("| met |") for r in rows),
+           "a table row whose verdict cell is met")
+    expect(not any("not in the last cell" in r for r in rows),
+           "a table row whose last cell is not a verdict")
     for r in rows:
         expect(r.count(" | ") == 2 and r.count("|") - r.count("\\|") == 4,
                f"row has 3 cells: {r}")
