@@ -27,7 +27,7 @@
 #                                   ratio (>= 0.5), peak RSS (<= cache +
 #                                   in-flight + 64 MiB), alive afterwards
 #
-# Usage: bench/report.sh [--no-write]      (~60 minutes; needs a Release build:
+# Usage: bench/report.sh [--no-write]      (~35 minutes; needs a Release build:
 #        cmake --preset release && cmake --build --preset release)
 # The working tree should be clean: the report names HEAD, and a figure is a
 # result only at the commit it names. Exit status: non-zero if a tool failed.
@@ -159,7 +159,7 @@ rm -f "$SECTIONS"
   echo
   echo "The latest run of every benchmark that has a target, all at one commit"
   echo "on one machine: \`bench/report.sh\` (a Release build in \`build/\`; about"
-  echo "an hour; give it the machine to itself). What each tool measures and how"
+  echo "35 minutes; give it the machine to itself). What each tool measures and how"
   echo "to read it: [docs/load-testing.md](docs/load-testing.md). Earlier runs,"
   echo "on other machines and commits, are in git history"
   echo "(\`git log -p BENCHMARKS.md\`)."
