@@ -348,9 +348,11 @@ def run_one(args, kind, name, tmp):
             runner.wait(timeout=10)
             r["note"] = f"h2_attacks.py overran {limit:.0f} s: killed"
         log.close()
-        if sampler is not None:
-            r["front"] = sampler.finish()
-            r["front"]["process"] = front.proc.alive()
+        # The other-address victims first: they were started by the
+        # sampler's thread, and PR_SET_PDEATHSIG ends a child when the
+        # thread that forked it exits, so finishing the sampler first killed
+        # a victim that had not yet printed its result (it then showed as
+        # 0.00 in the table at 6d132b6).
         if other:
             vo = {}
             for phase, v in other.items():
@@ -359,10 +361,15 @@ def run_one(args, kind, name, tmp):
                 vo[f"{phase}_failed_calls"] = failed
                 if err:
                     vo[f"{phase}_error"] = err
-            if vo.get("alone_calls_per_s") and "during_calls_per_s" in vo:
-                vo["ratio"] = round((vo["during_calls_per_s"] or 0)
+            # No result is no figure (n/a), never a ratio of 0.
+            if vo.get("alone_calls_per_s") and \
+                    vo.get("during_calls_per_s") is not None:
+                vo["ratio"] = round(vo["during_calls_per_s"]
                                     / vo["alone_calls_per_s"], 3)
             r["victim_other_address"] = vo
+        if sampler is not None:
+            r["front"] = sampler.finish()
+            r["front"]["process"] = front.proc.alive()
         try:
             with open(out_json) as f:
                 res = json.load(f)["results"][0]
