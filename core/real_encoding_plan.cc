@@ -311,7 +311,8 @@ void RealEncodingPlan::ComputeValue(uint32_t c, uint32_t i, double x,
     // x * F = m * pi / 2 exactly: sin and cos are 0 or +-1.
     const std::optional<int32_t> e = IntegerOctaveExponent(spec_, i);
     int64_t m;
-    if (e.has_value() && WholeQuarterTurns(x, spec_.scale, *e, &m)) {
+    if (e.has_value() &&
+        WholeQuarterTurns(x, spec_.scale, spec_.scale_divisor, *e, &m)) {
       static constexpr double kSin[4] = {0.0, 1.0, 0.0, -1.0};
       static constexpr double kCos[4] = {1.0, 0.0, -1.0, 0.0};
       const int q = static_cast<int>(((m % 4) + 4) % 4);

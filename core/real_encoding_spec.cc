@@ -31,6 +31,7 @@ std::string RealEncodingSpec::DebugString() const {
   std::string s = absl::StrCat(
       "dim=", dim, " dtype=", DTypeName(dtype), " layout=", LayoutName(layout),
       " frequency=", FrequencySchemeName(scheme), " scale=", D(scale));
+  if (scale_divisor != 1) absl::StrAppend(&s, " scale_divisor=", scale_divisor);
   if (scheme == FrequencyScheme::kExponential) {
     absl::StrAppend(&s, " max_period=", D(max_period), " shift=", D(shift));
   } else {
@@ -62,6 +63,11 @@ absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
     return Invalid(absl::StrCat("spec.scale: ", D(spec.scale),
                                 " must be finite and in [2^-24, 2^24] "
                                 "(0 means 1)"));
+  }
+  if (spec.scale_divisor == 0) {
+    return Invalid(
+        "spec.scale_divisor: 0; it divides every frequency, so at "
+        "least 1 (1 is none)");
   }
   if (spec.scheme == FrequencyScheme::kExponential) {
     if (spec.num_frequencies != 0 || spec.min_freq_exp != 0 ||

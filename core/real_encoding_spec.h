@@ -6,7 +6,7 @@
 // j = c * half + i (c-major), sin(x_c * F_i) and cos(x_c * F_i), placed by
 // `layout` over K = coordinates * half pairs; then one zero column when
 // pad_odd_dim; then the coordinates rounded to dtype when include_input.
-// F_i = scale * f_i, f_i the scheme's exact real frequency:
+// F_i = scale * f_i / scale_divisor, f_i the scheme's exact real frequency:
 //   kExponential  f_i = max_period^(-i / (half - shift)), half = dim / 2
 //   kOctaves      f_k = 2 pi 2^(min + k (max - min) / (n - 1))
 // Nothing is rounded before the one final rounding to dtype.
@@ -51,6 +51,11 @@ struct RealEncodingSpec {
   double max_period = kDefaultBase;  // kExponential
   double shift = 0;                  // kExponential
   double scale = 1;
+  // Divides every frequency exactly (F_i = scale * f_i / scale_divisor), so
+  // a rational position p / q is encoded exactly as the integer x = p with
+  // scale_divisor = q (grid tables, core/grid_plan.h). 1..2^32-1; 1 is none.
+  // Core only: Encode's proto has no such field and always gets 1.
+  uint32_t scale_divisor = 1;
   bool pad_odd_dim = false;
   uint32_t num_frequencies = 0;  // kOctaves
   double min_freq_exp = 0;       // kOctaves
@@ -78,10 +83,10 @@ struct RealEncodingSpec {
 // the rule: the scheme's own fields only (the other scheme's unset), dim
 // even in 2..max_d (odd only with pad_odd_dim and one coordinate),
 // max_period finite > 1, shift finite < half, scale finite in
-// [2^-24, 2^24], num_frequencies >= 1, exponents finite with min <= max,
-// coordinates in 1..max_d, a width of at most max_d + coordinates, no RoPE
-// layout. The frequencies' range is checked where they are computed
-// (RealEncodingPlan::Create).
+// [2^-24, 2^24], scale_divisor >= 1, num_frequencies >= 1, exponents finite
+// with min <= max, coordinates in 1..max_d, a width of at most max_d +
+// coordinates, no RoPE layout. The frequencies' range is checked where they are
+// computed (RealEncodingPlan::Create).
 absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
                                       const SpecLimits& limits);
 

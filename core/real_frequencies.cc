@@ -50,8 +50,8 @@ void OctaveExponent(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
   mpfr_add_d(out, out, spec.min_freq_exp, MPFR_RNDN);
 }
 
-// 2 pi scale 2^(e_k) within 2^(13 - w') relative, w' = prec(out) + 40
-// before out's own rounding.
+// 2 pi scale 2^(e_k) / scale_divisor within 2^(13 - w') relative,
+// w' = prec(out) + 40, before out's own rounding.
 void OctaveFrequency(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
   const mpfr_prec_t w = mpfr_get_prec(out) + 40;
   MpfrValue e(w), pi(w);
@@ -60,20 +60,27 @@ void OctaveFrequency(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
   mpfr_const_pi(pi, MPFR_RNDN);
   mpfr_mul_2ui(pi, pi, 1, MPFR_RNDN);  // exact
   mpfr_mul(e, e, pi, MPFR_RNDN);
-  mpfr_mul_d(out, e, spec.scale, MPFR_RNDN);
+  if (spec.scale_divisor == 1) {
+    mpfr_mul_d(out, e, spec.scale, MPFR_RNDN);
+    return;
+  }
+  mpfr_mul_d(e, e, spec.scale, MPFR_RNDN);
+  mpfr_div_ui(out, e, spec.scale_divisor, MPFR_RNDN);
 }
 
 // log2 of F_i estimated in double (error far below the 1-unit margins the
 // range check leaves before deciding with MPFR).
 double Log2FrequencyEstimate(const RealEncodingSpec& spec, uint32_t i) {
+  const double scale =
+      std::log2(spec.scale) - std::log2(double{spec.scale_divisor});
   if (spec.scheme == FrequencyScheme::kExponential) {
     const double den = spec.dim / 2 - spec.shift;
-    return std::log2(spec.scale) - i * std::log2(spec.max_period) / den;
+    return scale - i * std::log2(spec.max_period) / den;
   }
   const double n1 = spec.num_frequencies > 1 ? spec.num_frequencies - 1 : 1;
   const double e =
       spec.min_freq_exp + i * (spec.max_freq_exp - spec.min_freq_exp) / n1;
-  return std::log2(spec.scale) + std::log2(2 * M_PI) + e;
+  return scale + std::log2(2 * M_PI) + e;
 }
 
 // Compares F_i with 2^bound: -1, 0 (never in practice) or 1. A double
@@ -94,8 +101,8 @@ absl::Status RealFrequencyRangeError(const RealEncodingSpec& spec) {
   const uint32_t half = spec.half();
   if (half == 0) return absl::OkStatus();
   const bool octaves = spec.scheme == FrequencyScheme::kOctaves;
-  // Exponential: F_0 = scale is the largest (exponents <= 0) and within
-  // 2^24 by the scale's own bound; octaves grow with k.
+  // Exponential: F_0 = scale / scale_divisor is the largest (exponents
+  // <= 0) and within 2^24 by the scale's own bound; octaves grow with k.
   const uint32_t smallest = octaves ? 0 : half - 1;
   const uint32_t largest = octaves ? half - 1 : 0;
   if (CompareFrequencyLog2(spec, smallest, -800) < 0) {
@@ -122,11 +129,19 @@ void RealFrequencyMpfr(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr out) {
   }
   if (i == 0) {
     mpfr_set_d(out, spec.scale, MPFR_RNDN);  // exact: w >= 64
+    if (spec.scale_divisor != 1) {
+      mpfr_div_ui(out, out, spec.scale_divisor, MPFR_RNDN);  // 2^-w
+    }
     return;
   }
   MpfrValue p(mpfr_get_prec(out) + 40);
   ExponentialPower(spec, i, p);
-  mpfr_mul_d(out, p, spec.scale, MPFR_RNDN);
+  if (spec.scale_divisor == 1) {
+    mpfr_mul_d(out, p, spec.scale, MPFR_RNDN);
+    return;
+  }
+  mpfr_mul_d(p, p, spec.scale, MPFR_RNDN);
+  mpfr_div_ui(out, p, spec.scale_divisor, MPFR_RNDN);
 }
 
 std::vector<FrequencyWords> RealFrequencies(const RealEncodingSpec& spec) {
@@ -149,6 +164,8 @@ std::vector<FrequencyWords> RealFrequencies(const RealEncodingSpec& spec) {
     }
   } else {
     mpfr_set_d(a, spec.scale, MPFR_RNDN);
+    // One more rounding of 2^-256 when divided: within the bound below.
+    mpfr_div_ui(a, a, spec.scale_divisor, MPFR_RNDN);
     if (half > 1) ExponentialPower(spec, 1, r);
   }
   mpfr_set(f, a, MPFR_RNDN);
@@ -179,12 +196,20 @@ std::optional<int32_t> IntegerOctaveExponent(const RealEncodingSpec& spec,
   return static_cast<int32_t>(v / static_cast<long>(n1));
 }
 
-bool WholeQuarterTurns(double x, double scale, int32_t e, int64_t* m) {
+bool WholeQuarterTurns(double x, double scale, uint32_t divisor, int32_t e,
+                       int64_t* m) {
   MpfrValue v(128);
   mpfr_set_d(v, x, MPFR_RNDN);
   mpfr_mul_d(v, v, scale, MPFR_RNDN);  // exact: 106 bits
   mpfr_mul_2si(v, v, e + 2, MPFR_RNDN);
   if (!mpfr_integer_p(v)) return false;
+  if (divisor != 1) {
+    // v is an integer below 2^26 * divisor < 2^58 in magnitude; v / divisor
+    // is an integer or at least 1 / divisor > 2^-32 from one, which 128
+    // bits resolve.
+    mpfr_div_ui(v, v, divisor, MPFR_RNDN);
+    if (!mpfr_integer_p(v)) return false;
+  }
   *m = mpfr_get_si(v, MPFR_RNDN);  // |m| <= 2^26 / pi
   return true;
 }

@@ -1,6 +1,6 @@
-// Exact frequencies F_i = scale * f_i of a RealEncodingSpec (see
-// core/real_encoding_spec.h), evaluated with MPFR, and the exact angles that
-// are whole quarter turns.
+// Exact frequencies F_i = scale * f_i / scale_divisor of a RealEncodingSpec
+// (see core/real_encoding_spec.h), evaluated with MPFR, and the exact angles
+// that are whole quarter turns.
 //
 // Thread-safe (MPFR's caches are thread-local); pure functions.
 // Preconditions: ValidateRealEncodingSpec(spec) is OK and
@@ -41,9 +41,11 @@ std::vector<FrequencyWords> RealFrequencies(const RealEncodingSpec& spec);
 std::optional<int32_t> IntegerOctaveExponent(const RealEncodingSpec& spec,
                                              uint32_t k);
 
-// Whether x * scale * 2 pi * 2^e is exactly m * pi / 2 for an integer m
-// (i.e. x * scale * 2^(e + 2) is an integer); sets *m. |x * F| <= 2^24.
-bool WholeQuarterTurns(double x, double scale, int32_t e, int64_t* m);
+// Whether x * scale * 2 pi * 2^e / divisor is exactly m * pi / 2 for an
+// integer m (i.e. x * scale * 2^(e + 2) / divisor is an integer); sets *m.
+// |x * F| <= 2^24, divisor >= 1.
+bool WholeQuarterTurns(double x, double scale, uint32_t divisor, int32_t e,
+                       int64_t* m);
 
 }  // namespace posenc
 

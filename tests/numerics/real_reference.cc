@@ -42,6 +42,7 @@ void Frequency(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr f,
     mpfr_mul_ui(f, f, 2, MPFR_RNDN);
   }
   mpfr_mul_d(f, f, spec.scale, MPFR_RNDN);
+  mpfr_div_ui(f, f, spec.scale_divisor, MPFR_RNDN);  // a grid's p / q
   mpfr_clears(e, b, static_cast<mpfr_ptr>(nullptr));
 }
 
@@ -72,10 +73,23 @@ bool WholeQuarterTurns(const RealEncodingSpec& spec, uint32_t i, double x,
   if (inexact == 0 && mpfr_integer_p(e) && mpfr_fits_slong_p(e, MPFR_RNDN)) {
     const long k = mpfr_get_si(e, MPFR_RNDN);
     if (k > -4000 && k < 4000) {
-      // t = x * scale * 2^(k + 2), exact (a product of two doubles).
+      // t = x * scale * 2^(k + 2), exact (a product of two doubles), then
+      // over scale_divisor: a whole number iff it divides t exactly.
       mpfr_set_d(t, x, MPFR_RNDN);
       mpfr_mul_d(t, t, spec.scale, MPFR_RNDN);
       mpfr_mul_2si(t, t, k + 2, MPFR_RNDN);
+      if (mpfr_integer_p(t) && spec.scale_divisor != 1) {
+        mpfr_t q;
+        mpfr_init2(q, kExact);
+        mpfr_fmod_ui(q, t, spec.scale_divisor, MPFR_RNDN);  // exact
+        const bool divides = mpfr_zero_p(q);
+        mpfr_clear(q);
+        if (divides) {
+          mpfr_div_ui(t, t, spec.scale_divisor, MPFR_RNDN);  // exact
+        } else {
+          mpfr_set_d(t, 0.5, MPFR_RNDN);  // not whole
+        }
+      }
       if (mpfr_integer_p(t)) {
         mpfr_fmod_ui(t, t, 4, MPFR_RNDN);  // sign of t: in (-4, 4)
         *quadrant = (static_cast<int>(mpfr_get_si(t, MPFR_RNDN)) + 4) % 4;
