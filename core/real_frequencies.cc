@@ -71,8 +71,8 @@ void OctaveFrequency(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
 // log2 of F_i estimated in double (error far below the 1-unit margins the
 // range check leaves before deciding with MPFR).
 double Log2FrequencyEstimate(const RealEncodingSpec& spec, uint32_t i) {
-  const double scale =
-      std::log2(spec.scale) - std::log2(double{spec.scale_divisor});
+  const double scale = std::log2(spec.scale) -
+                       std::log2(static_cast<double>(spec.scale_divisor));
   if (spec.scheme == FrequencyScheme::kExponential) {
     const double den = spec.dim / 2 - spec.shift;
     return scale - i * std::log2(spec.max_period) / den;
