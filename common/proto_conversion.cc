@@ -40,6 +40,8 @@ v1::Layout LayoutToProto(Layout layout) {
       return v1::LAYOUT_ROTATE_HALF;
     case Layout::kInterleavedPairs:
       return v1::LAYOUT_INTERLEAVED_PAIRS;
+    case Layout::kRotationMatrix:  // no proto value yet (never parsed)
+      break;
   }
   return v1::LAYOUT_UNSPECIFIED;
 }

@@ -145,6 +145,8 @@ void EncodingPlan::StorePair(uint32_t column, uint64_t sin_bits,
       StoreBits(cos_bits, spec_.dtype, row + (cos_col + 1) * size);
       StoreBits(sin_bits, spec_.dtype, row + (sin_col + 1) * size);
       break;
+    case Layout::kRotationMatrix:  // never a table's (ValidateSpec)
+      break;
   }
   StoreBits(sin_bits, spec_.dtype, row + sin_col * size);
   StoreBits(cos_bits, spec_.dtype, row + cos_col * size);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "core/double_double.h"
 #include "core/exact_sincos_mpfr.h"
+#include "core/multi_axis.h"
 #include "core/real_frequencies.h"
 #include "core/rounding.h"
 #include "core/row_kernel_simd.h"
@@ -64,37 +65,79 @@ static_assert(kBlock % kMaxKernelLanes == 0);
 
 }  // namespace
 
-// The `slow` callback of the float32 SIMD kernel: the per-value paths for
-// one column of coordinate c.
+// The `slow` callback of the SIMD kernels: the per-value paths for one
+// column of a segment.
 struct RealSlowColumn {
   const RealEncodingPlan* plan;
-  uint32_t c;
+  const RealEncodingPlan::Segment* segment;
   double x;
-  std::byte* row;
-  uint32_t base = 0;  // the kernel's column 0 is pair `base` of coordinate c
+  std::byte* out;
+  uint32_t base = 0;  // the kernel's column 0 is pair `base` of the segment
   static void Call(void* self, uint32_t column) {
     const auto* s = static_cast<const RealSlowColumn*>(self);
-    s->plan->ComputeValue(s->c, s->base + column, s->x, s->row);
+    s->plan->ComputeValue(*s->segment, s->base + column, s->x, s->out);
   }
 };
 
 RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
     : spec_(spec),
+      multi_axis_(spec.multi_axis()),
       half_(spec.half()),
       pairs_(static_cast<uint32_t>(spec.pairs())),
-      freq_(RealFrequencies(spec)) {
-  const size_t padded = RoundUpToKernelLanes(half_);
-  w0_.resize(padded);
-  w1_.resize(padded);
-  w2_.resize(padded);
-  double w0_max = 0;
-  for (size_t i = 0; i < padded; ++i) {
-    const FrequencyWords& f = freq_[std::min<size_t>(i, half_ - 1)];
-    w0_[i] = f.w0;
-    w1_[i] = f.w1;
-    w2_[i] = f.w2;
-    w0_max = std::max(w0_max, f.w0);
+      compute_layout_(multi_axis_ ? Layout::kConcatSinCos : spec.layout) {
+  // Appends one run of words (padded for the kernels) for `count` pairs
+  // whose frequency words are given by `at`.
+  const auto append_run = [&](uint32_t count, auto at) {
+    const size_t padded = RoundUpToKernelLanes(count);
+    for (size_t i = 0; i < padded; ++i) {
+      const FrequencyWords& f = at(std::min<size_t>(i, count - 1));
+      freq_.push_back(f);
+      w0_.push_back(f.w0);
+      w1_.push_back(f.w1);
+      w2_.push_back(f.w2);
+    }
+  };
+  if (!multi_axis_) {
+    const std::vector<FrequencyWords> words = RealFrequencies(spec);
+    append_run(half_,
+               [&](size_t i) -> const FrequencyWords& { return words[i]; });
+    for (uint32_t c = 0; c < spec.coordinates; ++c) {
+      segments_.push_back({c, c * half_, half_, 0});
+    }
+  } else {
+    sets_ = MultiAxisFrequencySets(spec);
+    std::vector<std::vector<FrequencyWords>> set_words;
+    set_words.reserve(sets_.size());
+    for (const RealEncodingSpec& set : sets_) {
+      set_words.push_back(RealFrequencies(set));
+    }
+    const std::vector<AxisPair> pairs = MultiAxisPairs(spec);
+    // Computation order: coordinate by coordinate, each in row order.
+    std::vector<std::vector<uint32_t>> by_coordinate(spec.coordinates);
+    for (uint32_t j = 0; j < pairs.size(); ++j) {
+      by_coordinate[pairs[j].coordinate].push_back(j);
+    }
+    uint32_t first = 0;
+    for (uint32_t c = 0; c < spec.coordinates; ++c) {
+      const std::vector<uint32_t>& js = by_coordinate[c];
+      if (js.empty()) continue;
+      const uint32_t count = static_cast<uint32_t>(js.size());
+      segments_.push_back({c, first, count, static_cast<uint32_t>(w0_.size())});
+      append_run(count, [&](size_t i) -> const FrequencyWords& {
+        const AxisPair& p = pairs[js[i]];
+        return set_words[p.set][p.index];
+      });
+      for (size_t i = 0; i < RoundUpToKernelLanes(count); ++i) {
+        const AxisPair& p = pairs[js[std::min<size_t>(i, count - 1)]];
+        word_set_.push_back(p.set);
+        word_index_.push_back(p.index);
+      }
+      row_pair_.insert(row_pair_.end(), js.begin(), js.end());
+      first += count;
+    }
   }
+  double w0_max = 0;
+  for (double w : w0_) w0_max = std::max(w0_max, w);
   // The largest |x| with |x| * F_max <= 2^24. F_max is within 2^-52 of
   // its first word, exactly it when the other words are zero (a scale of
   // a power of two, F_0 = scale).
@@ -116,8 +159,15 @@ absl::StatusOr<RealEncodingPlan> RealEncodingPlan::Create(
     const RealEncodingSpec& spec, const SpecLimits& limits) {
   absl::Status status = ValidateRealEncodingSpec(spec, limits);
   if (!status.ok()) return status;
-  status = RealFrequencyRangeError(spec);
-  if (!status.ok()) return status;
+  if (spec.multi_axis()) {
+    for (const RealEncodingSpec& set : MultiAxisFrequencySets(spec)) {
+      status = RealFrequencyRangeError(set);
+      if (!status.ok()) return status;
+    }
+  } else {
+    status = RealFrequencyRangeError(spec);
+    if (!status.ok()) return status;
+  }
   return RealEncodingPlan(spec);
 }
 
@@ -154,6 +204,8 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
   const size_t row_bytes = spec_.row_bytes();
   const size_t coords = spec_.coordinates;
   const size_t points = positions.size() / coords;
+  std::vector<std::byte> scratch(
+      multi_axis_ ? 2 * size_t{pairs_} * DTypeSize(spec_.dtype) : 0);
   for (size_t p = 0; p < points; ++p) {
     const double* point = positions.data() + p * coords;
     // A batch often repeats its point (one diffusion timestep for every
@@ -163,15 +215,35 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
       std::memcpy(out + p * row_bytes, out + (p - 1) * row_bytes, row_bytes);
       continue;
     }
-    ComputeRow(point, out + p * row_bytes);
+    ComputeRowInto(point, out + p * row_bytes, scratch.data());
   }
 }
 
 void RealEncodingPlan::ComputeRow(const double* point, std::byte* row) const {
+  std::vector<std::byte> scratch(
+      multi_axis_ ? 2 * size_t{pairs_} * DTypeSize(spec_.dtype) : 0);
+  ComputeRowInto(point, row, scratch.data());
+}
+
+void RealEncodingPlan::ComputeRowInto(const double* point, std::byte* row,
+                                      std::byte* scratch) const {
   const DType dtype = spec_.dtype;
   const size_t size = DTypeSize(dtype);
-  for (uint32_t c = 0; c < spec_.coordinates; ++c) {
-    ComputeCoordinate(c, point[c], row);
+  if (multi_axis_) {
+    for (const Segment& s : segments_) {
+      ComputeSegment(s, point[s.coordinate], scratch);
+    }
+    for (size_t k = 0; k < pairs_; ++k) {
+      uint64_t sin_bits = 0, cos_bits = 0;
+      std::memcpy(&sin_bits, scratch + k * size, size);  // little-endian
+      std::memcpy(&cos_bits, scratch + (pairs_ + k) * size, size);
+      PlacePair(spec_.layout, dtype, pairs_, row_pair_[k], sin_bits, cos_bits,
+                row);
+    }
+    return;
+  }
+  for (const Segment& s : segments_) {
+    ComputeSegment(s, point[s.coordinate], row);
   }
   size_t column = 2 * size_t{pairs_};
   if (spec_.pad_odd_dim) {
@@ -185,47 +257,33 @@ void RealEncodingPlan::ComputeRow(const double* point, std::byte* row) const {
   }
 }
 
-void RealEncodingPlan::StorePair(uint32_t c, uint32_t i, uint64_t sin_bits,
-                                 uint64_t cos_bits, std::byte* row) const {
-  const size_t size = DTypeSize(spec_.dtype);
-  const size_t j = size_t{c} * half_ + i;
-  size_t sin_col, cos_col;
-  switch (spec_.layout) {
-    case Layout::kConcatSinCos:
-      sin_col = j;
-      cos_col = pairs_ + j;
-      break;
-    case Layout::kConcatCosSin:
-      cos_col = j;
-      sin_col = pairs_ + j;
-      break;
-    default:  // kInterleaved (the RoPE layouts are refused by validation)
-      sin_col = 2 * j;
-      cos_col = 2 * j + 1;
-      break;
-  }
-  StoreBits(sin_bits, spec_.dtype, row + sin_col * size);
-  StoreBits(cos_bits, spec_.dtype, row + cos_col * size);
+void RealEncodingPlan::StorePair(size_t k, uint64_t sin_bits, uint64_t cos_bits,
+                                 std::byte* out) const {
+  PlacePair(compute_layout_, spec_.dtype, pairs_, k, sin_bits, cos_bits, out);
 }
 
-void RealEncodingPlan::ComputeCoordinate(uint32_t c, double x,
-                                         std::byte* row) const {
+void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
+                                      std::byte* out) const {
   const DType dtype = spec_.dtype;
   if (x == 0) {  // sin(+-0) is exactly 0, taken as +0; cos(0) = 1
     const uint64_t zero = EncodeExact(0.0, dtype),
                    one = EncodeExact(1.0, dtype);
-    for (uint32_t i = 0; i < half_; ++i) StorePair(c, i, zero, one, row);
+    for (uint32_t i = 0; i < s.count; ++i)
+      StorePair(s.first + i, zero, one, out);
     return;
   }
+  const double* w0 = w0_.data() + s.words;
+  const double* w1 = w1_.data() + s.words;
+  const double* w2 = w2_.data() + s.words;
   if (dtype == DType::kFloat32) {
-    // The kernel places column i of a row of `pairs_` pairs; coordinate c's
-    // pairs start c * half_ pairs in.
-    const size_t offset = spec_.layout == Layout::kInterleaved
-                              ? 2 * size_t{c} * half_
-                              : size_t{c} * half_;
-    RealSlowColumn ctx{this, c, x, row};
-    if (Float32RowSimd(w0_.data(), w1_.data(), half_, pairs_, spec_.layout, x,
-                       reinterpret_cast<float*>(row) + offset,
+    // The kernel places column i of a row of `pairs_` pairs; the segment's
+    // pairs start s.first pairs in.
+    const size_t offset = compute_layout_ == Layout::kInterleaved
+                              ? 2 * size_t{s.first}
+                              : size_t{s.first};
+    RealSlowColumn ctx{this, &s, x, out};
+    if (Float32RowSimd(w0, w1, s.count, pairs_, compute_layout_, x,
+                       reinterpret_cast<float*>(out) + offset,
                        RealSlowColumn::Call, &ctx)) {
       return;
     }
@@ -237,74 +295,84 @@ void RealEncodingPlan::ComputeCoordinate(uint32_t c, double x,
     const bool f64 = dtype == DType::kFloat64;
     double s_hi[kBlock], s_lo[kBlock], c_hi[kBlock], c_lo[kBlock];
     uint8_t risky[kBlock];
-    RealSlowColumn ctx{this, c, x, row};
+    RealSlowColumn ctx{this, &s, x, out};
     uint32_t done = 0;
-    for (uint32_t i = 0; i < half_; i += kBlock) {
-      const uint32_t n = std::min(kBlock, half_ - i);
-      const size_t pair = size_t{c} * half_ + i;  // the block's first pair
+    for (uint32_t i = 0; i < s.count; i += kBlock) {
+      const uint32_t n = std::min(kBlock, s.count - i);
+      const size_t pair = size_t{s.first} + i;  // the block's first pair
       const size_t offset =
-          spec_.layout == Layout::kInterleaved ? 2 * pair : pair;
+          compute_layout_ == Layout::kInterleaved ? 2 * pair : pair;
       ctx.base = i;
       bool ok;
       if (f64) {
         // Risky values come with NaN high words: undecided by the kernel.
-        ok =
-            DdSinCosColumnsSimd(w0_.data() + i, w1_.data() + i, w2_.data() + i,
-                                n, x, s_hi, s_lo, c_hi, c_lo) &&
-            Float64RowFromAnchorSimd(
-                {s_hi, s_lo, c_hi, c_lo, nullptr, nullptr, nullptr, nullptr}, n,
-                pairs_, spec_.layout, reinterpret_cast<double*>(row) + offset,
-                /*stream=*/false, RealSlowColumn::Call, &ctx);
+        ok = DdSinCosColumnsSimd(w0 + i, w1 + i, w2 + i, n, x, s_hi, s_lo, c_hi,
+                                 c_lo) &&
+             Float64RowFromAnchorSimd(
+                 {s_hi, s_lo, c_hi, c_lo, nullptr, nullptr, nullptr, nullptr},
+                 n, pairs_, compute_layout_,
+                 reinterpret_cast<double*>(out) + offset,
+                 /*stream=*/false, RealSlowColumn::Call, &ctx);
       } else {
-        ok = SinCosColumnsSimd(w0_.data() + i, w1_.data() + i, n, x, s_hi, c_hi,
-                               risky);
+        ok = SinCosColumnsSimd(w0 + i, w1 + i, n, x, s_hi, c_hi, risky);
         if (ok) {
           // A risky value is not within the fast bound: round a harmless
           // 0 there, then overwrite it by the per-value paths below.
           for (uint32_t k = 0; k < n; ++k) {
             if (risky[k]) s_hi[k] = c_hi[k] = 0;
           }
-          ok =
-              Half16RowFromAnchorSimd(s_hi, c_hi, nullptr, c_hi, n, pairs_,
-                                      spec_.layout, dtype == DType::kBFloat16,
-                                      reinterpret_cast<uint16_t*>(row) + offset,
-                                      RealSlowColumn::Call, &ctx);
+          ok = Half16RowFromAnchorSimd(
+              s_hi, c_hi, nullptr, c_hi, n, pairs_, compute_layout_,
+              dtype == DType::kBFloat16,
+              reinterpret_cast<uint16_t*>(out) + offset, RealSlowColumn::Call,
+              &ctx);
           for (uint32_t k = 0; ok && k < n; ++k) {
-            if (risky[k]) ComputeValue(c, i + k, x, row);
+            if (risky[k]) ComputeValue(s, i + k, x, out);
           }
         }
       }
       if (!ok) break;  // no SIMD target with FMA on this CPU
       done = i + n;
     }
-    for (uint32_t i = done; i < half_; ++i) ComputeValue(c, i, x, row);
+    for (uint32_t i = done; i < s.count; ++i) ComputeValue(s, i, x, out);
     return;
   }
   // No SIMD target with FMA on this CPU.
-  for (uint32_t i = 0; i < half_; ++i) ComputeValue(c, i, x, row);
+  for (uint32_t i = 0; i < s.count; ++i) ComputeValue(s, i, x, out);
 }
 
-void RealEncodingPlan::ComputeValue(uint32_t c, uint32_t i, double x,
-                                    std::byte* row) const {
+void RealEncodingPlan::ComputeValue(const Segment& s, uint32_t i, double x,
+                                    std::byte* out) const {
   const DType dtype = spec_.dtype;
+  const size_t k = size_t{s.first} + i;
+  const size_t w = size_t{s.words} + i;
   uint64_t sb, cb;
   if (x == 0) {
-    StorePair(c, i, EncodeExact(0.0, dtype), EncodeExact(1.0, dtype), row);
+    StorePair(k, EncodeExact(0.0, dtype), EncodeExact(1.0, dtype), out);
     return;
   }
   if (dtype != DType::kFloat64) {
-    const FastSinCos v = FastSinCosScalar(x, w0_[i], w1_[i]);
+    const FastSinCos v = FastSinCosScalar(x, w0_[w], w1_[w]);
     if (!v.risky &&
         RoundWithin(v.sin, kFastCheckSlack * std::fabs(v.sin), dtype, &sb) &&
         RoundWithin(v.cos, kFastCheckSlack * std::fabs(v.cos), dtype, &cb)) {
-      StorePair(c, i, sb, cb, row);
+      StorePair(k, sb, cb, out);
       return;
     }
   }
-  const DoubleDoubleSinCos v = DoubleDoubleSinCosOf(x, freq_[i]);
+  const DoubleDoubleSinCos v = DoubleDoubleSinCosOf(x, freq_[w]);
   if (RoundDoubleDoubleIfDecided(v.sin, dtype, &sb) &&
       RoundDoubleDoubleIfDecided(v.cos, dtype, &cb)) {
-    StorePair(c, i, sb, cb, row);
+    StorePair(k, sb, cb, out);
+    return;
+  }
+  if (multi_axis_) {
+    // Exponential frequencies only: never a whole quarter turn.
+    const RealEncodingSpec& set = sets_[word_set_[w]];
+    const uint32_t index = word_index_[w];
+    ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(set, index, f); },
+                          x, dtype, &sb, &cb);
+    StorePair(k, sb, cb, out);
     return;
   }
   if (spec_.scheme == FrequencyScheme::kOctaves) {
@@ -316,14 +384,14 @@ void RealEncodingPlan::ComputeValue(uint32_t c, uint32_t i, double x,
       static constexpr double kSin[4] = {0.0, 1.0, 0.0, -1.0};
       static constexpr double kCos[4] = {1.0, 0.0, -1.0, 0.0};
       const int q = static_cast<int>(((m % 4) + 4) % 4);
-      StorePair(c, i, EncodeExact(kSin[q], dtype), EncodeExact(kCos[q], dtype),
-                row);
+      StorePair(k, EncodeExact(kSin[q], dtype), EncodeExact(kCos[q], dtype),
+                out);
       return;
     }
   }
   ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(spec_, i, f); }, x,
                         dtype, &sb, &cb);
-  StorePair(c, i, sb, cb, row);
+  StorePair(k, sb, cb, out);
 }
 
 }  // namespace posenc

@@ -10,6 +10,13 @@
 // whole quarter turns (octave frequencies with an integer exponent, where
 // the exact value is 0 or +-1), then MPFR (Ziv's loop).
 //
+// A row is computed coordinate by coordinate: a segment is the pairs that
+// rotate by one coordinate, with their frequencies' words side by side
+// (plain specs: coordinate c's half pairs, all with the same frequencies,
+// written in place by the kernels; multi-axis RoPE, core/multi_axis.h:
+// the pairs of coordinate c wherever they sit in the row, computed into a
+// scratch row in segment order, then placed by the layout).
+//
 // Construction costs O(half) MPFR products at 256 bits (~20 us for 160
 // frequencies). Immutable after construction: ComputeRows is thread-safe.
 #ifndef POSENC_CORE_REAL_ENCODING_PLAN_H_
@@ -30,7 +37,8 @@ namespace posenc {
 class RealEncodingPlan {
  public:
   // INVALID_ARGUMENT as ValidateRealEncodingSpec, or when a frequency
-  // (scale included) lies outside [2^-800, 2^24] (naming the fields).
+  // (scale included) lies outside [2^-800, 2^24] (naming the fields; for
+  // multi-axis specs, any axis's frequencies).
   static absl::StatusOr<RealEncodingPlan> Create(const RealEncodingSpec& spec,
                                                  const SpecLimits& limits);
 
@@ -56,22 +64,48 @@ class RealEncodingPlan {
   void ComputeRow(const double* point, std::byte* row) const;
 
  private:
+  // The pairs rotating by one coordinate.
+  struct Segment {
+    uint32_t coordinate = 0;
+    uint32_t first = 0;  // its first pair in computation order
+    uint32_t count = 0;
+    uint32_t words = 0;  // its first frequency in freq_ / w0_ / w1_ / w2_
+  };
+
   explicit RealEncodingPlan(const RealEncodingSpec& spec);
-  void ComputeCoordinate(uint32_t c, double x, std::byte* row) const;
-  // The rigorous per-value paths for pair i of coordinate c.
-  void ComputeValue(uint32_t c, uint32_t i, double x, std::byte* row) const;
-  void StorePair(uint32_t c, uint32_t i, uint64_t sin_bits, uint64_t cos_bits,
-                 std::byte* row) const;
+  // scratch: 2 * pairs_ values of dtype (multi-axis), else unused.
+  void ComputeRowInto(const double* point, std::byte* row,
+                      std::byte* scratch) const;
+  void ComputeSegment(const Segment& s, double x, std::byte* out) const;
+  // The rigorous per-value paths for pair i of segment s.
+  void ComputeValue(const Segment& s, uint32_t i, double x,
+                    std::byte* out) const;
+  // Pair k (computation order): in place by the layout (plain), or at
+  // sin k, cos pairs_ + k of the scratch row (multi-axis).
+  void StorePair(size_t k, uint64_t sin_bits, uint64_t cos_bits,
+                 std::byte* out) const;
   friend struct RealSlowColumn;
 
   RealEncodingSpec spec_;
-  uint32_t half_ = 0;
-  uint32_t pairs_ = 0;  // coordinates * half
+  bool multi_axis_ = false;
+  uint32_t half_ = 0;   // plain: frequencies per coordinate
+  uint32_t pairs_ = 0;  // pairs per row: coordinates * half, or K
+  // Where the kernels write: spec_.layout in the row (plain), or
+  // kConcatSinCos in the scratch row (multi-axis).
+  Layout compute_layout_ = Layout::kInterleaved;
   double max_abs_position_ = 0;
+  std::vector<Segment> segments_;
   std::vector<FrequencyWords> freq_;
-  // Words as arrays, padded to RoundUpToKernelLanes(half_) with copies of
-  // the last frequency (so every lane's angle stays within 2^24).
+  // Words as arrays; each segment's run padded to
+  // RoundUpToKernelLanes(count) with copies of its last frequency (so every
+  // lane's angle stays within 2^24). Plain specs: one run of half_ words
+  // shared by every coordinate.
   std::vector<double> w0_, w1_, w2_;
+  // Multi-axis: the frequency sets (core/multi_axis.h), the set and index
+  // of each word (for MPFR), and the row pair of each computation pair.
+  std::vector<RealEncodingSpec> sets_;
+  std::vector<uint32_t> word_set_, word_index_;
+  std::vector<uint32_t> row_pair_;
 };
 
 }  // namespace posenc

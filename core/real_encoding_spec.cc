@@ -1,9 +1,13 @@
 #include "core/real_encoding_spec.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/multi_axis.h"
 #include "core/shortest_double.h"
 
 namespace posenc {
@@ -42,17 +46,40 @@ std::string RealEncodingSpec::DebugString() const {
   absl::StrAppend(&s, " coordinates=", coordinates);
   if (pad_odd_dim) absl::StrAppend(&s, " pad_odd_dim");
   if (include_input) absl::StrAppend(&s, " include_input");
+  if (!axes_dim.empty()) {
+    absl::StrAppend(&s, " axes_dim=[", absl::StrJoin(axes_dim, ","), "]");
+  }
+  if (!mrope_section.empty()) {
+    absl::StrAppend(&s, " mrope_section=[", absl::StrJoin(mrope_section, ","),
+                    "]");
+  }
+  if (mrope_interleaved) absl::StrAppend(&s, " mrope_interleaved");
   return s;
+}
+
+uint32_t RealEncodingSpec::MultiAxisPairs() const {
+  if (axes_dim.empty()) return dim / 2;
+  uint64_t sum = 0;
+  for (uint32_t n : axes_dim) sum += n;
+  return static_cast<uint32_t>(std::min<uint64_t>(sum / 2, UINT32_MAX));
 }
 
 absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
                                       const SpecLimits& limits) {
-  if (spec.layout == Layout::kRotateHalf ||
-      spec.layout == Layout::kInterleavedPairs) {
+  if (spec.mrope_interleaved && spec.mrope_section.empty()) {
     return Invalid(
-        absl::StrCat("spec.layout: ", LayoutName(spec.layout),
-                     " is a RoPE table layout; an encoding takes interleaved, "
-                     "concat_sin_cos or concat_cos_sin"));
+        "spec.mrope_interleaved: needs spec.mrope_section (Qwen3-VL's "
+        "sections)");
+  }
+  if (spec.multi_axis()) return ValidateMultiAxisSpec(spec, limits);
+  if (spec.layout == Layout::kRotateHalf ||
+      spec.layout == Layout::kInterleavedPairs ||
+      spec.layout == Layout::kRotationMatrix) {
+    return Invalid(absl::StrCat(
+        "spec.layout: ", LayoutName(spec.layout),
+        " is a RoPE layout; it needs spec.axes_dim or spec.mrope_section "
+        "(multi-axis RoPE), else an encoding takes interleaved, "
+        "concat_sin_cos or concat_cos_sin"));
   }
   if (spec.coordinates == 0 || spec.coordinates > limits.max_d) {
     return Invalid(absl::StrCat("spec.coordinates: ", spec.coordinates,

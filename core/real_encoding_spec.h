@@ -11,6 +11,19 @@
 //   kOctaves      f_k = 2 pi 2^(min + k (max - min) / (n - 1))
 // Nothing is rounded before the one final rounding to dtype.
 //
+// Multi-axis RoPE (axes_dim or mrope_section set; core/multi_axis.h): the
+// row has K pairs, pair j rotating by coordinate c_j at its own frequency
+// F_j = scale * max_period^(-2 i_j / n_j):
+//   axes_dim (FLUX EmbedND, axial 2D RoPE): axis a owns axes_dim[a] / 2
+//     consecutive pairs, i < axes_dim[a] / 2, n = axes_dim[a];
+//   mrope_section (Qwen2-VL M-RoPE): K = dim / 2 pairs, i_j = j, n = dim;
+//     sections of consecutive pairs per coordinate, or, with
+//     mrope_interleaved (Qwen3-VL), pair j takes coordinate 1 when
+//     j % 3 == 1 and j < 3 s_1, coordinate 2 when j % 3 == 2 and j < 3 s_2,
+//     else coordinate 0.
+// The layouts place the K pairs (the RoPE layouts and kRotationMatrix hold
+// 4K values); no pad column, no included input.
+//
 // Pure value type; no gRPC. Thread-compatible.
 #ifndef POSENC_CORE_REAL_ENCODING_SPEC_H_
 #define POSENC_CORE_REAL_ENCODING_SPEC_H_
@@ -18,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -62,21 +76,40 @@ struct RealEncodingSpec {
   double max_freq_exp = 0;       // kOctaves
   uint32_t coordinates = 1;
   bool include_input = false;
+  // Multi-axis RoPE (at most one of the two lists non-empty): each axis's
+  // rotary channels (FLUX `axes_dim`), or Qwen2-VL's `mrope_section`
+  // (pairs per coordinate, summing to dim / 2), interleaved as Qwen3-VL.
+  std::vector<uint32_t> axes_dim;
+  std::vector<uint32_t> mrope_section;
+  bool mrope_interleaved = false;
 
+  bool multi_axis() const {
+    return !axes_dim.empty() || !mrope_section.empty();
+  }
   // Frequencies per coordinate: dim / 2 (kExponential) or num_frequencies.
+  // Multi-axis: the row's pairs K (no per-coordinate count).
   uint32_t half() const {
+    if (multi_axis()) return MultiAxisPairs();
     return scheme == FrequencyScheme::kExponential ? dim / 2 : num_frequencies;
   }
-  // sin/cos pairs per row: coordinates * half().
-  uint64_t pairs() const { return uint64_t{coordinates} * half(); }
+  // sin/cos pairs per row: coordinates * half(); K when multi-axis.
+  uint64_t pairs() const {
+    return multi_axis() ? uint64_t{half()} : uint64_t{coordinates} * half();
+  }
   // Channels per row (see the file comment).
   uint64_t width() const {
+    if (multi_axis())
+      return RowWidth(static_cast<uint32_t>(2 * pairs()), layout);
     return 2 * pairs() + (pad_odd_dim ? 1 : 0) +
            (include_input ? coordinates : 0);
   }
   uint64_t row_bytes() const { return width() * DTypeSize(dtype); }
 
   std::string DebugString() const;
+
+ private:
+  // sum(axes_dim) / 2, or dim / 2 with mrope_section.
+  uint32_t MultiAxisPairs() const;
 };
 
 // OK, or INVALID_ARGUMENT naming the field ("spec.dim", ...), its value and
@@ -85,7 +118,9 @@ struct RealEncodingSpec {
 // max_period finite > 1, shift finite < half, scale finite in
 // [2^-24, 2^24], scale_divisor >= 1, num_frequencies >= 1, exponents finite
 // with min <= max, coordinates in 1..max_d, a width of at most max_d +
-// coordinates, no RoPE layout. The frequencies' range is checked where they are
+// coordinates, no RoPE layout (unless multi-axis), no rotation_matrix layout
+// (unless multi-axis); multi-axis specs as ValidateMultiAxisSpec
+// (core/multi_axis.h). The frequencies' range is checked where they are
 // computed (RealEncodingPlan::Create).
 absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
                                       const SpecLimits& limits);

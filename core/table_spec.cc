@@ -47,6 +47,8 @@ const char* LayoutName(Layout layout) {
       return "rotate_half";
     case Layout::kInterleavedPairs:
       return "interleaved_pairs";
+    case Layout::kRotationMatrix:
+      return "rotation_matrix";
   }
   return "?";
 }
@@ -96,6 +98,12 @@ absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.base must be finite and > 1 (0 means 10000), got ",
                      ShortestDouble(spec.base)));
+  }
+  if (spec.layout == Layout::kRotationMatrix) {
+    return absl::InvalidArgumentError(
+        "spec.layout: rotation_matrix is an Encode layout of multi-axis RoPE "
+        "(EncodingSpec.axes_dim or mrope_section); a table takes interleaved, "
+        "concat_sin_cos, concat_cos_sin, rotate_half or interleaved_pairs");
   }
   if (spec.max_len == 0) {
     return absl::InvalidArgumentError(absl::StrCat(

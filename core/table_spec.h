@@ -26,12 +26,16 @@ enum class Layout : uint8_t {
   // The RoPE layouts hold every value twice (rows of 2d channels):
   kRotateHalf,        // cos at i and d/2+i, sin at d+i and 3d/2+i (HF)
   kInterleavedPairs,  // cos at 2i and 2i+1, sin at d+2i and d+2i+1 (GPT-J)
+  // Multi-axis RoPE encodings only (EncodingSpec, never a table): pair i's
+  // 2x2 rotation [cos, -sin, sin, cos] at 4i..4i+3 (FLUX EmbedND).
+  kRotationMatrix,
 };
 
 // Channels per row of a table of dimension d in `layout`: d, or 2d for the
 // RoPE layouts.
 inline uint32_t RowWidth(uint32_t d, Layout layout) {
-  return layout == Layout::kRotateHalf || layout == Layout::kInterleavedPairs
+  return layout == Layout::kRotateHalf || layout == Layout::kInterleavedPairs ||
+                 layout == Layout::kRotationMatrix
              ? 2 * d
              : d;
 }

@@ -77,6 +77,15 @@ TEST(ValidateSpecTest, MaxLenZeroOrOverLimit_InvalidArgument) {
   EXPECT_TRUE(ValidateSpec(Spec(4, 100), limits).ok());
 }
 
+TEST(ValidateSpecTest, RotationMatrixLayout_InvalidArgumentNamingLayout) {
+  // An Encode layout of multi-axis RoPE only; never a table's.
+  TableSpec spec = Spec(64, 10);
+  spec.layout = Layout::kRotationMatrix;
+  absl::Status s = ValidateSpec(spec, SpecLimits());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("spec.layout"), std::string::npos) << s;
+}
+
 TEST(ValidateRangeTest, InsideTable_Ok) {
   EXPECT_TRUE(ValidateRange(0, 10, 10).ok());
   EXPECT_TRUE(ValidateRange(9, 10, 10).ok());

@@ -1,0 +1,366 @@
+// Multi-axis RoPE encodings (core/multi_axis.h through
+// core/real_encoding_plan.h) against the independent MPFR reference
+// written from FLUX's, HF Qwen2-VL's / Qwen3-VL's and timm's code
+// (tests/numerics/multi_axis_reference.h): every layout x dtype for the
+// released configurations, then fresh random specs and points on every run
+// (the seed printed; POSENC_SEED replays it). Plus the validation rules.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/real_encoding_plan.h"
+#include "tests/numerics/check_util.h"
+#include "tests/numerics/multi_axis_reference.h"
+#include "tests/numerics/real_reference.h"
+
+namespace posenc {
+namespace {
+
+using ::posenc::testing::CheckStats;
+using ::posenc::testing::MultiAxisReferenceRow;
+using ::posenc::testing::RealElementBits;
+
+constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                             DType::kBFloat16};
+constexpr Layout kLayouts[] = {
+    Layout::kInterleaved, Layout::kConcatSinCos,     Layout::kConcatCosSin,
+    Layout::kRotateHalf,  Layout::kInterleavedPairs, Layout::kRotationMatrix};
+
+uint64_t Seed() {
+  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
+    return std::strtoull(s, nullptr, 10);
+  }
+  return static_cast<uint64_t>(
+             std::chrono::system_clock::now().time_since_epoch().count()) ^
+         (uint64_t{std::random_device{}()} << 32);
+}
+
+// Computes the rows of `points` and compares every element with the
+// reference row.
+void CheckRows(const RealEncodingSpec& spec, const std::vector<double>& points,
+               CheckStats& stats) {
+  absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
+  ASSERT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
+  ASSERT_TRUE(plan->ValidatePositions(points, 1 << 20).ok())
+      << plan->ValidatePositions(points, 1 << 20) << spec.DebugString();
+  const size_t n = points.size() / spec.coordinates;
+  std::vector<std::byte> out(n * spec.row_bytes());
+  plan->ComputeRows(points, out.data());
+  for (size_t p = 0; p < n; ++p) {
+    const double* point = points.data() + p * spec.coordinates;
+    const std::vector<uint64_t> want = MultiAxisReferenceRow(spec, point);
+    ASSERT_EQ(want.size(), spec.width()) << spec.DebugString();
+    const std::byte* row = out.data() + p * spec.row_bytes();
+    for (size_t col = 0; col < want.size(); ++col) {
+      const uint64_t got = RealElementBits(spec, row, col);
+      ++stats.values;
+      if (got != want[col] && ++stats.mismatches <= 10) {
+        std::string at;
+        for (uint32_t c = 0; c < spec.coordinates; ++c) {
+          at += std::to_string(point[c]) + " ";
+        }
+        ADD_FAILURE() << spec.DebugString() << " point " << at << "col " << col
+                      << std::hex << " want=0x" << want[col] << " got=0x"
+                      << got;
+      }
+    }
+  }
+}
+
+RealEncodingSpec Flux() {  // FLUX.1 dev/schnell: EmbedND(128, 10000, ...)
+  RealEncodingSpec s;
+  s.axes_dim = {16, 56, 56};
+  s.coordinates = 3;
+  s.layout = Layout::kRotationMatrix;
+  return s;
+}
+
+RealEncodingSpec Qwen2Vl() {  // Qwen2-VL-7B: head_dim 128, theta 1e6
+  RealEncodingSpec s;
+  s.dim = 128;
+  s.max_period = 1000000;
+  s.mrope_section = {16, 24, 24};
+  s.coordinates = 3;
+  s.layout = Layout::kRotateHalf;
+  return s;
+}
+
+RealEncodingSpec Qwen3Vl() {  // Qwen3-VL: [24, 20, 20], theta 5e6
+  RealEncodingSpec s = Qwen2Vl();
+  s.max_period = 5000000;
+  s.mrope_section = {24, 20, 20};
+  s.mrope_interleaved = true;
+  return s;
+}
+
+RealEncodingSpec Axial() {  // timm EVA-02 style: dim 64, 2 axes of 32
+  RealEncodingSpec s;
+  s.axes_dim = {32, 32};
+  s.coordinates = 2;
+  s.layout = Layout::kInterleavedPairs;
+  return s;
+}
+
+// FLUX ids: text (0, 0, 0), an image grid (0, row, col) with offsets.
+std::vector<double> FluxIds() {
+  std::vector<double> ids = {0, 0, 0, 0, 0, 0};
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      ids.insert(ids.end(), {0, r * 13.0 + 5, c * 29.0 + 3});
+    }
+  }
+  ids.insert(ids.end(), {1, 63, 127});  // Kontext's reference image index
+  return ids;
+}
+
+// Qwen2-VL get_rope_index: text (p, p, p), vision (t + p, h + p, w + p).
+std::vector<double> QwenIds() {
+  std::vector<double> ids;
+  for (int p = 0; p < 3; ++p)
+    ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
+  for (int h = 0; h < 3; ++h) {
+    for (int w = 0; w < 4; ++w) ids.insert(ids.end(), {3, 3.0 + h, 3.0 + w});
+  }
+  ids.insert(ids.end(), {7, 7, 7, 32767, 32767, 32767, 250000, 4, 9});
+  return ids;
+}
+
+std::vector<double> AxialIds() {
+  std::vector<double> ids;
+  for (int r = 0; r < 5; ++r) {
+    for (int c = 0; c < 5; ++c) ids.insert(ids.end(), {1.0 * r, 7.0 * c});
+  }
+  ids.insert(ids.end(), {-3.5, 0.25});  // EVA-02 centred / rescaled grids
+  return ids;
+}
+
+TEST(MultiAxisTest, ReleasedConfigs_EveryLayoutAndDtypeMatchMpfr) {
+  CheckStats stats;
+  const struct {
+    RealEncodingSpec spec;
+    std::vector<double> ids;
+  } kConfigs[] = {{Flux(), FluxIds()},
+                  {Qwen2Vl(), QwenIds()},
+                  {Qwen3Vl(), QwenIds()},
+                  {Axial(), AxialIds()}};
+  for (const auto& config : kConfigs) {
+    for (DType dtype : kDTypes) {
+      for (Layout layout : kLayouts) {
+        RealEncodingSpec spec = config.spec;
+        spec.dtype = dtype;
+        spec.layout = layout;
+        CheckRows(spec, config.ids, stats);
+      }
+    }
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+TEST(MultiAxisTest, RotationMatrixAtAngleZero_MinusSinIsNegativeZero) {
+  // FLUX's -torch.sin(0) is -0.0: posenc serves the IEEE negation of the
+  // exact +0, in every dtype.
+  for (DType dtype : kDTypes) {
+    RealEncodingSpec spec = Flux();
+    spec.dtype = dtype;
+    absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::vector<std::byte> row(spec.row_bytes());
+    const double id[3] = {0, 0, 2};
+    plan->ComputeRow(id, row.data());
+    const uint64_t sign = DTypeSize(dtype) == 8   ? uint64_t{1} << 63
+                          : DTypeSize(dtype) == 4 ? uint64_t{1} << 31
+                                                  : uint64_t{1} << 15;
+    EXPECT_EQ(RealElementBits(spec, row.data(), 1), sign) << DTypeName(dtype);
+    EXPECT_EQ(RealElementBits(spec, row.data(), 2), 0u) << DTypeName(dtype);
+    // Axis 2's first pair (frequency 1): -sin(2) < 0, sin(2) > 0.
+    const size_t p = 4 * (8 + 28);
+    EXPECT_NE(RealElementBits(spec, row.data(), p + 1) & sign, 0u);
+    EXPECT_EQ(RealElementBits(spec, row.data(), p + 2) & sign, 0u);
+  }
+}
+
+TEST(MultiAxisTest, NearZeroCrossings_MatchMpfr) {
+  // An id x = RN(m pi / f) of axis 2: sin(x f) is tiny, where the fast
+  // path is risky and the double-double or MPFR path decides.
+  CheckStats stats;
+  for (DType dtype : kDTypes) {
+    for (Layout layout : {Layout::kRotationMatrix, Layout::kRotateHalf}) {
+      RealEncodingSpec spec = Flux();
+      spec.dtype = dtype;
+      spec.layout = layout;
+      std::vector<double> ids;
+      for (uint32_t i = 0; i < 28; i += 3) {
+        const double f = std::pow(10000.0, -2.0 * i / 56);
+        for (int m : {1, 3, 1000}) {
+          if (m * M_PI / f < 0x1p23)
+            ids.insert(ids.end(), {0, 1, m * M_PI / f});
+        }
+      }
+      CheckRows(spec, ids, stats);
+    }
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+RealEncodingSpec RandomSpec(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  RealEncodingSpec s;
+  s.dtype = kDTypes[rng() % 4];
+  s.layout = kLayouts[rng() % 6];
+  s.max_period = (rng() & 1) ? 10000 : 1 + u(rng) * 1e7;
+  if (rng() % 4 == 0) s.scale = (rng() & 1) ? 1000 : std::exp2(u(rng) * 8 - 4);
+  switch (rng() % 3) {
+    case 0: {  // axes_dim
+      const uint32_t axes = 1 + rng() % 4;
+      for (uint32_t a = 0; a < axes; ++a) {
+        s.axes_dim.push_back(2 * (1 + rng() % 40));
+      }
+      s.coordinates = axes;
+      break;
+    }
+    default: {  // mrope_section, sometimes interleaved
+      s.mrope_interleaved = rng() & 1;
+      const uint32_t sections = s.mrope_interleaved ? 3 : 1 + rng() % 4;
+      uint32_t half = 0;
+      for (uint32_t k = 0; k < sections; ++k) {
+        s.mrope_section.push_back(1 + rng() % 40);
+        half += s.mrope_section.back();
+      }
+      s.dim = 2 * half;
+      s.coordinates = sections;
+    }
+  }
+  return s;
+}
+
+TEST(MultiAxisTest, FreshRandomSamples_MatchMpfr) {
+  const uint64_t seed = Seed();
+  std::printf("[numerics] multi-axis RoPE: POSENC_SEED=%llu\n",
+              static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  CheckStats stats;
+  for (int n = 0; n < 80; ++n) {
+    const RealEncodingSpec spec = RandomSpec(rng);
+    absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
+    ASSERT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
+    const double limit = plan->max_abs_position();
+    std::vector<double> points;
+    for (uint32_t k = 0; k < 5 * spec.coordinates; ++k) {
+      double x;
+      switch (rng() % 6) {
+        case 0:  // an integer id
+          x = std::floor(u(rng) * std::min(limit, 100000.0));
+          break;
+        case 1:  // anywhere up to the limit
+          x = u(rng) * limit;
+          break;
+        case 2:  // tiny
+          x = std::exp2(-64 + u(rng) * 60);
+          break;
+        case 3:  // the largest allowed
+          x = limit;
+          break;
+        case 4:  // the text ids' zero
+          x = 0;
+          break;
+        default:  // a fraction
+          x = u(rng) * 64;
+      }
+      if (x > limit) x = limit;
+      if (rng() % 5 == 0) x = -x;
+      points.push_back(x);
+    }
+    CheckRows(spec, points, stats);
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+// Validation: the exact code and the field named.
+void ExpectInvalid(const RealEncodingSpec& spec, const std::string& field) {
+  const absl::StatusOr<RealEncodingPlan> plan =
+      RealEncodingPlan::Create(spec, {});
+  ASSERT_FALSE(plan.ok()) << spec.DebugString();
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find(field), std::string::npos)
+      << plan.status();
+}
+
+TEST(MultiAxisTest, BadSpecs_InvalidArgumentNamingTheField) {
+  RealEncodingSpec s = Flux();
+  s.axes_dim[1] = 55;
+  ExpectInvalid(s, "spec.axes_dim[1]");
+  s = Flux();
+  s.axes_dim[0] = 0;
+  ExpectInvalid(s, "spec.axes_dim[0]");
+  s = Flux();
+  s.axes_dim = {65536, 2};
+  ExpectInvalid(s, "spec.axes_dim");
+  s = Flux();
+  s.dim = 100;
+  ExpectInvalid(s, "spec.dim");
+  s = Flux();
+  s.coordinates = 2;
+  ExpectInvalid(s, "spec.coordinates");
+  s = Flux();
+  s.mrope_section = {64};
+  ExpectInvalid(s, "spec.axes_dim, spec.mrope_section");
+  s = Flux();
+  s.mrope_interleaved = true;
+  ExpectInvalid(s, "spec.mrope_interleaved");
+  s = Flux();
+  s.shift = 1;
+  ExpectInvalid(s, "spec.shift");
+  s = Flux();
+  s.include_input = true;
+  ExpectInvalid(s, "spec.include_input");
+  s = Flux();
+  s.max_period = 1;
+  ExpectInvalid(s, "spec.max_period");
+  s = Flux();
+  s.scheme = FrequencyScheme::kOctaves;
+  s.num_frequencies = 4;
+  ExpectInvalid(s, "spec.frequency");
+  s = Qwen2Vl();
+  s.mrope_section = {16, 24, 23};
+  ExpectInvalid(s, "spec.mrope_section");
+  s = Qwen2Vl();
+  s.mrope_section = {16, 24, 24, 0};
+  s.coordinates = 4;
+  ExpectInvalid(s, "spec.mrope_section[3]");
+  s = Qwen2Vl();
+  s.dim = 0;
+  ExpectInvalid(s, "spec.dim");
+  s = Qwen2Vl();
+  s.dim = 131072;
+  ExpectInvalid(s, "spec.dim");
+  s = Qwen3Vl();
+  s.mrope_section = {24, 20, 10, 10};
+  s.coordinates = 4;
+  ExpectInvalid(s, "spec.mrope_section");
+  RealEncodingSpec plain;
+  plain.dim = 64;
+  plain.mrope_interleaved = true;
+  ExpectInvalid(plain, "spec.mrope_interleaved");
+  plain.mrope_interleaved = false;
+  for (Layout layout : {Layout::kRotateHalf, Layout::kInterleavedPairs,
+                        Layout::kRotationMatrix}) {
+    plain.layout = layout;
+    ExpectInvalid(plain, "spec.layout");
+  }
+}
+
+TEST(MultiAxisTest, HugeFrequencyRange_InvalidArgument) {
+  RealEncodingSpec s = Flux();
+  s.max_period = 1e300;  // axis 1's last frequency 1e300^(-54/56) < 2^-800
+  ExpectInvalid(s, "spec.max_period");
+}
+
+}  // namespace
+}  // namespace posenc
