@@ -525,6 +525,10 @@ void PairOf(Layout layout, uint32_t d, uint32_t col, uint32_t* i,
       *is_sin = col >= d;
       *i = (col % d) / 2;
       return;
+    case Layout::kRotationMatrix:  // never a table's (ValidateSpec)
+      *is_sin = col % 4 == 1 || col % 4 == 2;
+      *i = col / 4;
+      return;
   }
 }
 

@@ -201,6 +201,8 @@ size_t ColumnOf(const TableSpec& spec, uint32_t i, bool is_sin) {
       return is_sin ? spec.d + size_t{i} : i;
     case Layout::kInterleavedPairs:
       return is_sin ? spec.d + 2 * size_t{i} : 2 * size_t{i};
+    case Layout::kRotationMatrix:  // never a table's
+      break;
   }
   return 0;
 }

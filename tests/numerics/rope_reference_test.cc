@@ -55,6 +55,8 @@ std::vector<size_t> ColumnsOf(Layout layout, uint32_t d, uint32_t i,
       const size_t off = is_sin ? d : 0;
       return {off + 2 * size_t{i}, off + 2 * size_t{i} + 1};
     }
+    case Layout::kRotationMatrix:  // never a table's
+      break;
   }
   return {};
 }
