@@ -181,6 +181,23 @@ absl::StatusOr<Tensor> PosencClient::Encode(
   return TakeTensor(response.mutable_embeddings());
 }
 
+absl::StatusOr<Tensor> PosencClient::EncodeGrid(const RealEncodingSpec& spec,
+                                                const PointGrid& grid) {
+  v1::EncodeRequest request;
+  *request.mutable_spec() = EncodingSpecToProto(spec);
+  for (size_t c = 0; c < grid.start.size(); ++c) {
+    v1::GridAxis* axis = request.mutable_grid()->add_axes();
+    axis->set_start(grid.start[c]);
+    axis->set_count(c < grid.count.size() ? grid.count[c] : 0);
+  }
+  v1::EncodeResponse response;
+  grpc::ClientContext context;
+  Prepare(&context);  // no routing key: nothing is cached, any replica
+  grpc::Status status = stub_->Encode(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return TakeTensor(response.mutable_embeddings());
+}
+
 absl::StatusOr<v1::GetStatsResponse> PosencClient::GetStats() {
   v1::GetStatsResponse response;
   grpc::ClientContext context;

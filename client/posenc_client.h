@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/tensor.h"
+#include "core/point_grid.h"
 #include "core/real_encoding_spec.h"
 #include "core/table_spec.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -94,6 +95,12 @@ class PosencClient {
   // spec.coordinates values per point; one [points, width] tensor.
   absl::StatusOr<Tensor> Encode(const RealEncodingSpec& spec,
                                 absl::Span<const double> positions);
+
+  // Rows of the points of an integer grid (EncodeRequest.grid: one axis
+  // per coordinate, row-major, the last axis fastest; count 0 or 1 holds
+  // the coordinate at start), e.g. a FLUX image's (0, row, col) ids.
+  absl::StatusOr<Tensor> EncodeGrid(const RealEncodingSpec& spec,
+                                    const PointGrid& grid);
 
   absl::StatusOr<v1::GetStatsResponse> GetStats();
 

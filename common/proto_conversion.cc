@@ -1,5 +1,7 @@
 #include "common/proto_conversion.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +24,8 @@ absl::StatusOr<Layout> LayoutFromProto(v1::Layout layout) {
       return Layout::kRotateHalf;
     case v1::LAYOUT_INTERLEAVED_PAIRS:
       return Layout::kInterleavedPairs;
+    case v1::LAYOUT_ROTATION_MATRIX:
+      return Layout::kRotationMatrix;
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           "spec.layout ", static_cast<int>(layout), " is not a known Layout"));
@@ -40,8 +44,8 @@ v1::Layout LayoutToProto(Layout layout) {
       return v1::LAYOUT_ROTATE_HALF;
     case Layout::kInterleavedPairs:
       return v1::LAYOUT_INTERLEAVED_PAIRS;
-    case Layout::kRotationMatrix:  // no proto value yet (never parsed)
-      break;
+    case Layout::kRotationMatrix:
+      return v1::LAYOUT_ROTATION_MATRIX;
   }
   return v1::LAYOUT_UNSPECIFIED;
 }
@@ -257,8 +261,18 @@ absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
   spec.num_frequencies = proto.num_frequencies();
   spec.min_freq_exp = proto.min_freq_exp();
   spec.max_freq_exp = proto.max_freq_exp();
-  spec.coordinates = proto.coordinates() == 0 ? 1 : proto.coordinates();
   spec.include_input = proto.include_input();
+  spec.axes_dim.assign(proto.axes_dim().begin(), proto.axes_dim().end());
+  spec.mrope_section.assign(proto.mrope_section().begin(),
+                            proto.mrope_section().end());
+  spec.mrope_interleaved = proto.mrope_interleaved();
+  // Unset coordinates: one per axis of a multi-axis spec, else 1.
+  const size_t axes =
+      std::max(proto.axes_dim_size(), proto.mrope_section_size());
+  spec.coordinates =
+      proto.coordinates() != 0 ? proto.coordinates()
+      : axes != 0 ? static_cast<uint32_t>(std::min<size_t>(axes, UINT32_MAX))
+                  : 1;
   return spec;
 }
 
@@ -279,7 +293,21 @@ v1::EncodingSpec EncodingSpecToProto(const RealEncodingSpec& spec) {
   proto.set_max_freq_exp(spec.max_freq_exp);
   proto.set_coordinates(spec.coordinates);
   proto.set_include_input(spec.include_input);
+  for (uint32_t n : spec.axes_dim) proto.add_axes_dim(n);
+  for (uint32_t n : spec.mrope_section) proto.add_mrope_section(n);
+  proto.set_mrope_interleaved(spec.mrope_interleaved);
   return proto;
+}
+
+PointGrid GridFromProto(const v1::PositionGrid& proto) {
+  PointGrid grid;
+  grid.start.reserve(proto.axes_size());
+  grid.count.reserve(proto.axes_size());
+  for (const v1::GridAxis& axis : proto.axes()) {
+    grid.start.push_back(axis.start());
+    grid.count.push_back(axis.count() == 0 ? 1 : axis.count());
+  }
+  return grid;
 }
 
 }  // namespace posenc

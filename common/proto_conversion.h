@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "core/point_grid.h"
 #include "core/real_encoding_spec.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.pb.h"
@@ -39,13 +40,18 @@ absl::StatusOr<std::shared_ptr<const RopeScaling>> RopeFromProto(
 v1::RopeScaling RopeToProto(const RopeScaling& rope);
 
 // EncodingSpec (the Encode RPC): defaults resolved (max_period 0 -> 10000,
-// scale 0 -> 1, coordinates 0 -> 1, *_UNSPECIFIED -> the documented
-// default); INVALID_ARGUMENT for an unknown enum value. Ranges are checked
+// scale 0 -> 1, coordinates 0 -> 1 or the number of axes of axes_dim /
+// mrope_section, *_UNSPECIFIED -> the documented default);
+// INVALID_ARGUMENT for an unknown enum value. Ranges are checked
 // by ValidateRealEncodingSpec (core/real_encoding_spec.h).
 absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
     const v1::EncodingSpec& proto);
 // The fully explicit proto form of `spec`.
 v1::EncodingSpec EncodingSpecToProto(const RealEncodingSpec& spec);
+
+// An EncodeRequest's grid, count 0 -> 1. Checked by CountGridPoints and
+// RealEncodingPlan::ValidateGrid.
+PointGrid GridFromProto(const v1::PositionGrid& proto);
 
 v1::DType DTypeToProto(DType dtype);
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);

@@ -179,24 +179,72 @@ absl::Status RealEncodingPlan::ValidatePositions(
   for (size_t k = 0; k < positions.size(); ++k) {
     const double x = positions[k];
     const double a = std::fabs(x);
-    if (!std::isfinite(x)) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "positions[", k, "] = ", ShortestDouble(x), " is not finite"));
+    // The common case decided without building a name.
+    if (std::isfinite(x) && (a == 0 || a >= kMinNonzeroPosition) &&
+        a <= max_abs_position_) {
+      continue;
     }
-    if (a != 0 && a < kMinNonzeroPosition) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "positions[", k, "] = ", ShortestDouble(x),
-          ": a nonzero position must be at least 2^-64 in magnitude"));
-    }
-    if (a > max_abs_position_) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "positions[", k, "] = ", ShortestDouble(x),
-          ": |position| times the largest frequency (scale included) must "
-          "be at most 2^24, so |position| <= ",
-          ShortestDouble(max_abs_position_)));
-    }
+    return CheckPosition(x, absl::StrCat("positions[", k, "]"));
   }
   return absl::OkStatus();
+}
+
+absl::Status RealEncodingPlan::CheckPosition(double x,
+                                             const std::string& name) const {
+  const double a = std::fabs(x);
+  if (!std::isfinite(x)) {
+    return absl::OutOfRangeError(
+        absl::StrCat(name, " = ", ShortestDouble(x), " is not finite"));
+  }
+  if (a != 0 && a < kMinNonzeroPosition) {
+    return absl::OutOfRangeError(
+        absl::StrCat(name, " = ", ShortestDouble(x),
+                     ": a nonzero position must be at least 2^-64 in "
+                     "magnitude"));
+  }
+  if (a > max_abs_position_) {
+    return absl::OutOfRangeError(absl::StrCat(
+        name, " = ", ShortestDouble(x),
+        ": |position| times the largest frequency (scale included) must "
+        "be at most 2^24, so |position| <= ",
+        ShortestDouble(max_abs_position_)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RealEncodingPlan::ValidateGrid(const PointGrid& grid,
+                                            uint32_t max_points) const {
+  absl::StatusOr<uint32_t> points =
+      CountGridPoints(grid, spec_.coordinates, max_points);
+  if (!points.ok()) return points.status();
+  for (size_t c = 0; c < grid.coordinates(); ++c) {
+    // Integers: |v| <= max(|start|, |last|) for every value v of the axis.
+    absl::Status s = CheckPosition(static_cast<double>(grid.start[c]),
+                                   absl::StrCat("grid.axes[", c, "].start"));
+    if (s.ok()) {
+      s = CheckPosition(static_cast<double>(grid.last(c)),
+                        absl::StrCat("grid.axes[", c, "]: the last value"));
+    }
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void RealEncodingPlan::ComputeGridRows(const PointGrid& grid,
+                                       std::byte* out) const {
+  const size_t row_bytes = spec_.row_bytes();
+  const size_t coords = spec_.coordinates;
+  uint64_t points = 1;
+  for (uint32_t n : grid.count) points *= n;
+  std::vector<std::byte> scratch(
+      multi_axis_ ? 2 * size_t{pairs_} * DTypeSize(spec_.dtype) : 0);
+  std::vector<double> point(coords), prev(coords);
+  for (uint64_t p = 0; p < points; ++p) {
+    GridPoint(grid, p, point.data());
+    ComputeRowInto(point.data(), p > 0 ? prev.data() : nullptr,
+                   out + p * row_bytes, scratch.data());
+    point.swap(prev);
+  }
 }
 
 void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
@@ -215,23 +263,32 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
       std::memcpy(out + p * row_bytes, out + (p - 1) * row_bytes, row_bytes);
       continue;
     }
-    ComputeRowInto(point, out + p * row_bytes, scratch.data());
+    ComputeRowInto(point, p > 0 ? point - coords : nullptr, out + p * row_bytes,
+                   scratch.data());
   }
 }
 
 void RealEncodingPlan::ComputeRow(const double* point, std::byte* row) const {
   std::vector<std::byte> scratch(
       multi_axis_ ? 2 * size_t{pairs_} * DTypeSize(spec_.dtype) : 0);
-  ComputeRowInto(point, row, scratch.data());
+  ComputeRowInto(point, nullptr, row, scratch.data());
 }
 
-void RealEncodingPlan::ComputeRowInto(const double* point, std::byte* row,
+void RealEncodingPlan::ComputeRowInto(const double* point, const double* prev,
+                                      std::byte* row,
                                       std::byte* scratch) const {
   const DType dtype = spec_.dtype;
   const size_t size = DTypeSize(dtype);
   if (multi_axis_) {
     for (const Segment& s : segments_) {
-      ComputeSegment(s, point[s.coordinate], scratch);
+      const double* x = point + s.coordinate;
+      // An image's ids repeat along rows (FLUX's (0, row, col)): the same
+      // bits give the same values, still in the scratch row.
+      if (prev != nullptr &&
+          std::memcmp(prev + s.coordinate, x, sizeof(double)) == 0) {
+        continue;
+      }
+      ComputeSegment(s, *x, scratch);
     }
     for (size_t k = 0; k < pairs_; ++k) {
       uint64_t sin_bits = 0, cos_bits = 0;

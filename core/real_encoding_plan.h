@@ -24,12 +24,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/exact_frequency.h"
+#include "core/point_grid.h"
 #include "core/real_encoding_spec.h"
 
 namespace posenc {
@@ -55,6 +57,15 @@ class RealEncodingPlan {
   absl::Status ValidatePositions(absl::Span<const double> positions,
                                  uint32_t max_points) const;
 
+  // Checks a grid of points (core/point_grid.h): INVALID_ARGUMENT as
+  // CountGridPoints; OUT_OF_RANGE naming grid.axes[c] when an end of axis c
+  // is out of the positions' range (every value between lies between them).
+  absl::Status ValidateGrid(const PointGrid& grid, uint32_t max_points) const;
+
+  // Writes the rows of the grid's points, row-major, as ComputeRows.
+  // Precondition: ValidateGrid is OK.
+  void ComputeGridRows(const PointGrid& grid, std::byte* out) const;
+
   // Writes the rows of positions.size() / coordinates points to `out`
   // (that many times spec().row_bytes() bytes). Precondition:
   // ValidatePositions is OK.
@@ -73,8 +84,13 @@ class RealEncodingPlan {
   };
 
   explicit RealEncodingPlan(const RealEncodingSpec& spec);
+  // OUT_OF_RANGE naming `name` unless x is finite, 0 or at least 2^-64 in
+  // magnitude, and at most max_abs_position_.
+  absl::Status CheckPosition(double x, const std::string& name) const;
   // scratch: 2 * pairs_ values of dtype (multi-axis), else unused.
-  void ComputeRowInto(const double* point, std::byte* row,
+  // prev: null, or the point whose values the scratch holds (multi-axis:
+  // a coordinate with the same bits there keeps its values).
+  void ComputeRowInto(const double* point, const double* prev, std::byte* row,
                       std::byte* scratch) const;
   void ComputeSegment(const Segment& s, double x, std::byte* out) const;
   // The rigorous per-value paths for pair i of segment s.

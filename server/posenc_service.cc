@@ -645,14 +645,21 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
           absl::StatusOr<RealEncodingPlan> encoding =
               RealEncodingPlan::Create(plan->spec, limits_.spec);
           absl::Status status =
-              encoding.ok() ? encoding->ValidatePositions(
-                                  plan->positions, limits_.max_rows_per_request)
-                            : encoding.status();
+              !encoding.ok() ? encoding.status()
+              : plan->grid.has_value()
+                  ? encoding->ValidateGrid(*plan->grid,
+                                           limits_.max_rows_per_request)
+                  : encoding->ValidatePositions(plan->positions,
+                                                limits_.max_rows_per_request);
           absl::StatusOr<grpc::Slice> data =
               status.ok() ? ticket->charge.IntoSlice()
                           : absl::StatusOr<grpc::Slice>(status);
           if (data.ok()) {
-            encoding->ComputeRows(plan->positions, MutableData(*data));
+            if (plan->grid.has_value()) {
+              encoding->ComputeGridRows(*plan->grid, MutableData(*data));
+            } else {
+              encoding->ComputeRows(plan->positions, MutableData(*data));
+            }
           }
           ticket->slot.reset();  // before the client sees the answer
           if (!data.ok())

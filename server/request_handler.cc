@@ -131,10 +131,22 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
   if (absl::Status s = ValidateRealEncodingSpec(*spec, limits.spec); !s.ok()) {
     return s;
   }
-  absl::StatusOr<uint32_t> points = CountPoints(
-      request.positions_size(), spec->coordinates, limits.max_rows_per_request);
-  if (!points.ok()) return points.status();
   EncodePlan plan;
+  absl::StatusOr<uint32_t> points;
+  if (request.has_grid()) {
+    if (request.positions_size() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("positions, grid: both set (", request.positions_size(),
+                       " positions); send the points one way"));
+    }
+    plan.grid = GridFromProto(request.grid());
+    points = CountGridPoints(*plan.grid, spec->coordinates,
+                             limits.max_rows_per_request);
+  } else {
+    points = CountPoints(request.positions_size(), spec->coordinates,
+                         limits.max_rows_per_request);
+  }
+  if (!points.ok()) return points.status();
   plan.spec = *spec;
   plan.points = *points;
   if (absl::Status s =
@@ -148,6 +160,12 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
 }
 
 grpc::ByteBuffer BuildEncodeResponse(const EncodePlan& plan, grpc::Slice data) {
+  if (plan.spec.layout == Layout::kRotationMatrix) {  // [points, K, 2, 2]
+    return EncodeTensorMessage(
+        1, 0, plan.spec.dtype,
+        {plan.points, static_cast<uint32_t>(plan.spec.pairs()), 2, 2},
+        std::move(data));
+  }
   return EncodeTensorMessage(
       1, 0, plan.spec.dtype,
       {plan.points, static_cast<uint32_t>(plan.spec.width())}, std::move(data));

@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/point_grid.h"
 #include "core/real_encoding_spec.h"
 #include "core/table.h"
 #include "core/table_spec.h"
@@ -49,10 +51,12 @@ struct GatherPlan {
 // Points of an Encode call: the spec is checked (ValidateRealEncodingSpec)
 // and the answer's size known; the frequencies, whose range check and
 // construction cost O(half) MPFR operations, are left to the compute pool
-// (RealEncodingPlan::Create, then ValidatePositions).
+// (RealEncodingPlan::Create, then ValidatePositions or ValidateGrid).
 struct EncodePlan {
   RealEncodingSpec spec;
   google::protobuf::RepeatedField<double> positions;
+  // The request's grid instead of positions (then positions is empty).
+  std::optional<PointGrid> grid;
   uint32_t points = 0;
   uint64_t answer_bytes() const { return uint64_t{points} * spec.row_bytes(); }
 };
@@ -75,7 +79,9 @@ absl::StatusOr<RangePlan> PlanStreamBatches(const grpc::ByteBuffer& raw,
 absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
                                        const ServiceLimits& limits);
 // INVALID_ARGUMENT also for no points, more than max_rows_per_request
-// points, or a count of positions that is not a multiple of coordinates;
+// points, a count of positions that is not a multiple of coordinates, or
+// both positions and a grid (or a grid whose axes are not one per
+// coordinate);
 // RESOURCE_EXHAUSTED when the rows exceed max_message_bytes.
 absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
                                       const ServiceLimits& limits);

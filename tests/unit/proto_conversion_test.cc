@@ -65,6 +65,80 @@ TEST(EncodingSpecFromProtoTest, OctavesWithExplicitDefaultMaxPeriod_Invalid) {
       << got.status();
 }
 
+TEST(EncodingSpecFromProtoTest, MultiAxis_CoordinatesDefaultToTheAxes) {
+  v1::EncodingSpec proto;
+  proto.add_axes_dim(16);
+  proto.add_axes_dim(56);
+  proto.add_axes_dim(56);
+  proto.set_layout(v1::LAYOUT_ROTATION_MATRIX);
+  absl::StatusOr<RealEncodingSpec> got = EncodingSpecFromProto(proto);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->coordinates, 3u);
+  EXPECT_EQ(got->axes_dim, (std::vector<uint32_t>{16, 56, 56}));
+  EXPECT_EQ(got->layout, Layout::kRotationMatrix);
+  EXPECT_EQ(got->pairs(), 64u);
+  EXPECT_EQ(got->width(), 256u);
+  // A coordinates sent is kept (and checked against the axes later).
+  proto.set_coordinates(2);
+  EXPECT_EQ(EncodingSpecFromProto(proto)->coordinates, 2u);
+
+  v1::EncodingSpec qwen;
+  qwen.set_dim(128);
+  qwen.add_mrope_section(24);
+  qwen.add_mrope_section(20);
+  qwen.add_mrope_section(20);
+  qwen.set_mrope_interleaved(true);
+  got = EncodingSpecFromProto(qwen);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->coordinates, 3u);
+  EXPECT_TRUE(got->mrope_interleaved);
+  EXPECT_EQ(got->mrope_section, (std::vector<uint32_t>{24, 20, 20}));
+}
+
+TEST(EncodingSpecFromProtoTest, MultiAxisRoundTrip_KeepsEveryField) {
+  RealEncodingSpec spec;
+  spec.dim = 128;
+  spec.max_period = 5000000;
+  spec.mrope_section = {24, 20, 20};
+  spec.mrope_interleaved = true;
+  spec.coordinates = 3;
+  spec.layout = Layout::kRotateHalf;
+  spec.dtype = DType::kBFloat16;
+  absl::StatusOr<RealEncodingSpec> back =
+      EncodingSpecFromProto(EncodingSpecToProto(spec));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->DebugString(), spec.DebugString());
+  spec = RealEncodingSpec();
+  spec.axes_dim = {32, 32};
+  spec.coordinates = 2;
+  spec.layout = Layout::kRotationMatrix;
+  back = EncodingSpecFromProto(EncodingSpecToProto(spec));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->DebugString(), spec.DebugString());
+}
+
+TEST(GridFromProtoTest, UnsetCountIsOne) {
+  v1::PositionGrid proto;
+  proto.add_axes()->set_start(-3);
+  v1::GridAxis* axis = proto.add_axes();
+  axis->set_start(5);
+  axis->set_count(4);
+  const PointGrid grid = GridFromProto(proto);
+  EXPECT_EQ(grid.start, (std::vector<int32_t>{-3, 5}));
+  EXPECT_EQ(grid.count, (std::vector<uint32_t>{1, 4}));
+  absl::StatusOr<uint32_t> points = CountGridPoints(grid, 2, 100);
+  ASSERT_TRUE(points.ok());
+  EXPECT_EQ(*points, 4u);
+  double point[2];
+  GridPoint(grid, 3, point);
+  EXPECT_EQ(point[0], -3);
+  EXPECT_EQ(point[1], 8);
+  EXPECT_EQ(CountGridPoints(grid, 3, 100).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CountGridPoints(grid, 2, 3).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace posenc
 

@@ -31,8 +31,9 @@ type PositionalEncodingClient interface {
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED when the answer
 	// exceeds --max_message_bytes or a bounded resource is full.
 	GetRows(ctx context.Context, in *GetRowsRequest, opts ...grpc.CallOption) (*GetRowsResponse, error)
-	// Encodings of real-valued points (timesteps, coordinates), computed on
-	// each call (not cached). Any replica answers: no routing key.
+	// Encodings of real-valued points (timesteps, coordinates, multi-axis
+	// RoPE ids), computed on each call (not cached). Any replica answers: no
+	// routing key.
 	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
 	// answer exceeds --max_message_bytes or a bounded resource is full.
 	Encode(ctx context.Context, in *EncodeRequest, opts ...grpc.CallOption) (*EncodeResponse, error)
@@ -166,8 +167,9 @@ type PositionalEncodingServer interface {
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED when the answer
 	// exceeds --max_message_bytes or a bounded resource is full.
 	GetRows(context.Context, *GetRowsRequest) (*GetRowsResponse, error)
-	// Encodings of real-valued points (timesteps, coordinates), computed on
-	// each call (not cached). Any replica answers: no routing key.
+	// Encodings of real-valued points (timesteps, coordinates, multi-axis
+	// RoPE ids), computed on each call (not cached). Any replica answers: no
+	// routing key.
 	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
 	// answer exceeds --max_message_bytes or a bounded resource is full.
 	Encode(context.Context, *EncodeRequest) (*EncodeResponse, error)
