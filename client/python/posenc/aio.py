@@ -21,7 +21,8 @@ import grpc
 import grpc.aio
 import numpy as np
 
-from posenc.client import MAX_RECEIVE_BYTES, encode_request
+from posenc.client import (MAX_RECEIVE_BYTES, encode_grid_request,
+                            encode_request)
 from posenc.errors import PosencError
 from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
@@ -115,6 +116,13 @@ class Client:
         positions as in posenc.Client.encode. No routing key."""
         response = await self._unary(self._stub.Encode,
                                      encode_request(spec, positions), timeout)
+        return to_numpy(response.embeddings)
+
+    async def encode_grid(self, spec: EncodingSpec, grid,
+                          timeout: Optional[float] = None) -> np.ndarray:
+        """Rows of an integer grid's points, as posenc.Client.encode_grid."""
+        response = await self._unary(self._stub.Encode,
+                                     encode_grid_request(spec, grid), timeout)
         return to_numpy(response.embeddings)
 
     async def stats(self, timeout: Optional[float] = None

@@ -22,6 +22,19 @@ def encode_request(spec: EncodingSpec, positions) -> posenc_pb2.EncodeRequest:
                                     positions=values.tolist())
 
 
+def encode_grid_request(spec: EncodingSpec,
+                        grid) -> posenc_pb2.EncodeRequest:
+    """The EncodeRequest of `spec` with an integer grid: one entry per
+    coordinate, an int start (count 1: a fixed id) or a (start, count)
+    pair; the points are row-major, the last coordinate fastest."""
+    axes = []
+    for axis in grid:
+        start, count = (axis, 1) if isinstance(axis, int) else axis
+        axes.append(posenc_pb2.GridAxis(start=int(start), count=int(count)))
+    return posenc_pb2.EncodeRequest(
+        spec=spec.to_proto(), grid=posenc_pb2.PositionGrid(axes=axes))
+
+
 class Client:
     """A posenc.v1.PositionalEncoding client.
 
@@ -113,6 +126,16 @@ class Client:
         """
         return to_numpy(self._unary(self._stub.Encode,
                                     encode_request(spec, positions),
+                                    timeout).embeddings)
+
+    def encode_grid(self, spec: EncodingSpec, grid,
+                    timeout: Optional[float] = None) -> np.ndarray:
+        """Rows of the integer points of a grid (an image's patch ids), as
+        encode_grid_request describes: a FLUX h x w latent is
+        encode_grid(spec, [0, (0, h), (0, w)]), h * w rows (shape
+        (h * w, K, 2, 2) with layout "rotation_matrix")."""
+        return to_numpy(self._unary(self._stub.Encode,
+                                    encode_grid_request(spec, grid),
                                     timeout).embeddings)
 
     def stats(self, timeout: Optional[float] = None

@@ -21,6 +21,7 @@ _LAYOUTS = {
     "concat_cos_sin": posenc_pb2.LAYOUT_CONCAT_COS_SIN,
     "rotate_half": posenc_pb2.LAYOUT_ROTATE_HALF,
     "interleaved_pairs": posenc_pb2.LAYOUT_INTERLEAVED_PAIRS,
+    "rotation_matrix": posenc_pb2.LAYOUT_ROTATION_MATRIX,
 }
 _FREQUENCIES = {
     "paper": posenc_pb2.FREQUENCY_PAPER,
@@ -167,6 +168,14 @@ class EncodingSpec:
 
     Row width: 2 * coordinates * half, plus 1 with pad_odd_dim, plus
     coordinates with include_input; see width().
+
+    Multi-axis RoPE (docs/encodings.md "Multi-axis RoPE"): axes_dim (FLUX
+    EmbedND's axes_dim, e.g. (16, 56, 56)) or mrope_section (Qwen2-VL's,
+    e.g. (16, 24, 24), with dim = head_dim; mrope_interleaved for
+    Qwen3-VL). A point is then one id per axis (coordinates 0 means the
+    number of axes); layout may also be "rotate_half", "interleaved_pairs"
+    or "rotation_matrix" (FLUX: shape (points, K, 2, 2)). K pairs: width
+    2K, or 4K for those three layouts.
     """
 
     dim: int = 0
@@ -182,6 +191,9 @@ class EncodingSpec:
     max_freq_exp: float = 0.0
     coordinates: int = 0
     include_input: bool = False
+    axes_dim: Sequence[int] = ()
+    mrope_section: Sequence[int] = ()
+    mrope_interleaved: bool = False
 
     def to_proto(self) -> posenc_pb2.EncodingSpec:
         return posenc_pb2.EncodingSpec(
@@ -199,10 +211,23 @@ class EncodingSpec:
             max_freq_exp=self.max_freq_exp,
             coordinates=self.coordinates,
             include_input=self.include_input,
+            axes_dim=list(self.axes_dim),
+            mrope_section=list(self.mrope_section),
+            mrope_interleaved=self.mrope_interleaved,
         )
+
+    def pairs(self) -> int:
+        """Rotary pairs K of a multi-axis spec (0 for a plain one)."""
+        if self.axes_dim:
+            return sum(self.axes_dim) // 2
+        return self.dim // 2 if self.mrope_section else 0
 
     def width(self) -> int:
         """Channels per row the server returns for this (valid) spec."""
+        if self.axes_dim or self.mrope_section:
+            wide = self.layout in ("rotate_half", "interleaved_pairs",
+                                   "rotation_matrix")
+            return (4 if wide else 2) * self.pairs()
         coordinates = self.coordinates or 1
         half = (self.num_frequencies if self.frequency == "octaves"
                 else self.dim // 2)
@@ -217,7 +242,7 @@ _DTYPE_NAMES = {0: "float32", 1: "float32", 2: "float64", 3: "float16",
                 4: "bfloat16"}
 _LAYOUT_NAMES = {0: "interleaved", 1: "interleaved", 2: "concat_sin_cos",
                  3: "concat_cos_sin", 4: "rotate_half",
-                 5: "interleaved_pairs"}
+                 5: "interleaved_pairs", 6: "rotation_matrix"}
 _FREQUENCY_NAMES = {0: "paper", 1: "paper", 2: "t2t"}
 _ROPE_TYPE_NAMES = {0: "default", 1: "default", 2: "linear", 3: "dynamic",
                     4: "yarn", 5: "llama3", 6: "longrope"}

@@ -19,7 +19,7 @@ import numpy as np
 import posenc
 import posenc.aio
 from posenc import EncodingSpec, TableSpec
-from posenc.client import encode_request
+from posenc.client import encode_grid_request, encode_request
 from posenc.spec import routing_metadata
 from posenc.v1 import posenc_pb2
 
@@ -29,6 +29,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
 NERF = EncodingSpec(frequency="octaves", layout="concat_sin_cos",
                     num_frequencies=10, min_freq_exp=0, max_freq_exp=8,
                     coordinates=3, include_input=True)
+FLUX = EncodingSpec(axes_dim=(16, 56, 56), layout="rotation_matrix")
+QWEN2_VL = EncodingSpec(dim=128, max_period=1000000,
+                        mrope_section=(16, 24, 24), layout="rotate_half")
+
+
+def flux_rope_float64(ids, axes_dim=(16, 56, 56), theta=10000):
+    """FLUX math.rope + EmbedND in float64 numpy: (n, K, 2, 2)."""
+    out = []
+    for a, d in enumerate(axes_dim):
+        omega = 1.0 / (theta ** (np.arange(0, d, 2, dtype=np.float64) / d))
+        angle = np.asarray(ids, dtype=np.float64)[:, a:a + 1] * omega
+        out.append(np.stack([np.cos(angle), -np.sin(angle), np.sin(angle),
+                             np.cos(angle)], axis=-1))
+    return np.concatenate(out, axis=1).reshape(len(ids), -1, 2, 2)
 
 
 class EncodingSpecTest(unittest.TestCase):
@@ -80,6 +94,26 @@ class EncodingSpecTest(unittest.TestCase):
         request = encode_request(EncodingSpec(dim=4), [1 / 3, 999.5])
         self.assertEqual(list(request.positions), [1 / 3, 999.5])
         self.assertEqual(request.spec, EncodingSpec(dim=4).to_proto())
+
+    def test_multi_axis_fields_reach_the_proto(self):
+        proto = FLUX.to_proto()
+        self.assertEqual(list(proto.axes_dim), [16, 56, 56])
+        self.assertEqual(proto.layout, posenc_pb2.LAYOUT_ROTATION_MATRIX)
+        self.assertEqual(proto.coordinates, 0)  # the server: the axes
+        self.assertEqual(FLUX.width(), 256)
+        proto = EncodingSpec(dim=128, mrope_section=(24, 20, 20),
+                             mrope_interleaved=True).to_proto()
+        self.assertEqual(list(proto.mrope_section), [24, 20, 20])
+        self.assertTrue(proto.mrope_interleaved)
+        self.assertEqual(QWEN2_VL.width(), 256)
+        self.assertEqual(EncodingSpec(dim=128, mrope_section=(16, 24, 24),
+                                      layout="concat_cos_sin").width(), 128)
+
+    def test_grid_request_axes(self):
+        request = encode_grid_request(FLUX, [0, (3, 4), (5, 6)])
+        self.assertEqual(len(request.positions), 0)
+        self.assertEqual([(a.start, a.count) for a in request.grid.axes],
+                         [(0, 1), (3, 4), (5, 6)])
 
     def test_no_routing_key(self):
         self.assertEqual(routing_metadata(encode_request(EncodingSpec(dim=4),
@@ -170,6 +204,31 @@ class EncodeServerTest(unittest.TestCase):
             self.client.encode(NERF, [0.5, 0.25])  # not a whole point
         self.assertEqual(partial.exception.code_name, "INVALID_ARGUMENT")
         self.assertIn("positions", partial.exception.message)
+
+    def test_flux_grid_equals_tuples_and_float64_numpy(self):
+        ids = [(0, r, c) for r in range(4) for c in range(6)]
+        by_grid = self.client.encode_grid(FLUX, [0, (0, 4), (0, 6)])
+        self.assertEqual(by_grid.shape, (24, 64, 2, 2))
+        by_tuples = self.client.encode(FLUX, np.array(ids, dtype=np.float64))
+        np.testing.assert_array_equal(by_grid.view(np.uint8),
+                                      by_tuples.view(np.uint8))
+        # FLUX's own formula in float64, rounded to float32: the exact
+        # values differ from it by at most one float32 ulp.
+        want = flux_rope_float64(ids).astype(np.float32)
+        np.testing.assert_allclose(by_grid, want, rtol=0, atol=2 ** -24)
+        self.assertTrue(np.signbit(by_grid[0, 0, 0, 1]))  # -sin(0) = -0.0
+
+    def test_qwen2_vl_text_ids_are_rope_table_rows(self):
+        got = self.client.encode(QWEN2_VL, [[p, p, p] for p in (0, 5, 77)])
+        want = self.client.gather(
+            TableSpec(d=128, max_len=100, base=1000000, layout="rotate_half"),
+            [0, 5, 77])
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        with self.assertRaises(posenc.PosencError) as bad:
+            self.client.encode(EncodingSpec(dim=128, mrope_section=(16, 24)),
+                               [0, 0])
+        self.assertEqual(bad.exception.code_name, "INVALID_ARGUMENT")
+        self.assertIn("spec.mrope_section", bad.exception.message)
 
     def test_asyncio_client_same_bytes_and_errors(self):
         spec = EncodingSpec(dim=321, pad_odd_dim=True, dtype="float16",
