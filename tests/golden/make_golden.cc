@@ -485,8 +485,6 @@ std::string Row(const Spec& spec, uint32_t pos, const Rope* rope = nullptr) {
       for (const auto& b : cos_bytes) row += b + b;
       for (const auto& b : sin_bytes) row += b + b;
       break;
-    case Layout::kRotationMatrix:  // never a table's
-      break;
   }
   return row;
 }
