@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "core/exact_sincos_mpfr.h"
+#include "core/grid_plan.h"
 #include "core/rope.h"
 #include "core/rounding.h"
 #include "core/row_kernel_simd.h"
@@ -84,11 +85,20 @@ std::shared_ptr<const EncodingPlan> InnerPlan(const TableSpec& spec) {
 EncodingPlan::EncodingPlan(const TableSpec& spec)
     : spec_(spec),
       half_(spec.d / 2),
-      inner_(InnerPlan(spec)),
+      grid_(spec.grid != nullptr ? std::make_shared<const GridPlan>(spec)
+                                 : nullptr),
+      inner_(grid_ == nullptr ? InnerPlan(spec) : nullptr),
       // The inner plan's frequencies are this plan's: computed once (a cold
-      // one-row call on a new RoPE family pays for them).
-      freq_(inner_ != nullptr ? inner_->freq_ : ExactFrequencies(spec)),
+      // one-row call on a new RoPE family pays for them). A grid's are its
+      // axes' plans'.
+      freq_(grid_ != nullptr    ? std::vector<FrequencyWords>()
+            : inner_ != nullptr ? inner_->freq_
+                                : ExactFrequencies(spec)),
       angle_(std::make_shared<AngleTable>()) {
+  if (grid_ != nullptr) {
+    fast_columns_ = 0;
+    return;
+  }
   if (inner_ != nullptr) {
     scaled_ = inner_->scaled_;
     attn_hi_ = inner_->attn_hi_;
@@ -463,6 +473,10 @@ uint32_t EncodingPlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
 
 void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
                                std::byte* out) const {
+  if (grid_ != nullptr) {
+    grid_->ComputeRows(first, count, out);
+    return;
+  }
   if (inner_ != nullptr) {
     // Blocks of inner rows (bounded scratch), each expanded.
     const size_t inner_row = inner_->spec().row_bytes();
@@ -570,6 +584,10 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
 }
 
 void EncodingPlan::ComputeRow(uint32_t pos, std::byte* row) const {
+  if (grid_ != nullptr) {
+    grid_->ComputeRow(pos, row);
+    return;
+  }
   if (inner_ != nullptr) {
     std::vector<std::byte> scratch(inner_->spec().row_bytes());
     inner_->ComputeRow(pos, scratch.data());

@@ -14,6 +14,10 @@
 // rows (a * sin(p0 f), a * cos(p0 f)) so the identity yields a * sin and
 // a * cos directly, with the absolute slack doubled when a > 1
 // (docs/numerics.md, "Attention factors").
+// Grid tables (spec.grid set) are computed by a GridPlan
+// (core/grid_plan.h): ComputeRow and ComputeRows take grid rows; the other
+// members (AngleAdditionStep, fast_columns, ComputeColumn) are the plain
+// table's only.
 // Immutable after construction: ComputeRow is thread-safe and may be called
 // concurrently from many threads on one plan.
 #ifndef POSENC_CORE_ENCODING_PLAN_H_
@@ -29,6 +33,8 @@
 
 namespace posenc {
 
+class GridPlan;
+
 class EncodingPlan {
  public:
   // Precondition: ValidateSpec(spec) is OK (max_len is ignored).
@@ -36,7 +42,8 @@ class EncodingPlan {
 
   const TableSpec& spec() const { return spec_; }
 
-  // Writes row `pos` (spec.row_bytes() bytes) to `out`. pos <= 2^24.
+  // Writes row `pos` (spec.row_bytes() bytes) to `out`. pos <= 2^24 (a
+  // grid: pos < spec.max_len).
   void ComputeRow(uint32_t pos, std::byte* out) const;
 
   // Writes rows [first, first + count) to `out` (count * row_bytes bytes),
@@ -90,6 +97,8 @@ class EncodingPlan {
 
   TableSpec spec_;
   uint32_t half_;
+  // Grid tables: the plan that computes them (null otherwise).
+  std::shared_ptr<const GridPlan> grid_;
   // RoPE layouts: the same table as concat_cos_sin (null otherwise).
   std::shared_ptr<const EncodingPlan> inner_;
   // RoPE attention factor a != 1: a = attn_hi_ + attn_lo_ within 2^-106.

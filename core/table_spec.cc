@@ -71,6 +71,7 @@ std::string TableSpec::DebugString() const {
     absl::StrAppend(&out, " rope=", RopeTypeName(rope->type));
     if (rope->factor != 0) absl::StrAppend(&out, " factor=", rope->factor);
   }
+  if (grid != nullptr) absl::StrAppend(&out, " grid ", grid->DebugString());
   return out;
 }
 
@@ -105,6 +106,7 @@ absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits) {
         "(EncodingSpec.axes_dim or mrope_section); a table takes interleaved, "
         "concat_sin_cos, concat_cos_sin, rotate_half or interleaved_pairs");
   }
+  if (spec.grid != nullptr) return ValidateGridTable(spec, limits);
   if (spec.max_len == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "spec.max_len is required: 1 to max_len_limit=", limits.max_len_limit));

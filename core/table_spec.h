@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/grid_spec.h"
 #include "core/rope.h"
 
 namespace posenc {
@@ -66,18 +67,26 @@ struct TableSpec {
   // RoPE scaling; null means none (the plain sinusoid, also RoPE's
   // "default" scheme). Shared and immutable: specs are copied freely.
   std::shared_ptr<const RopeScaling> rope;
+  // A grid table (core/grid_spec.h): rows are the points of a 1-3 axis
+  // grid, d the sum of the axes' channels, max_len the grid's row count.
+  // Null means the plain table of positions 0..max_len-1. Shared and
+  // immutable like rope.
+  std::shared_ptr<const GridSpec> grid;
 
   uint32_t width() const { return RowWidth(d, layout); }
   size_t row_bytes() const { return size_t{width()} * DTypeSize(dtype); }
   uint64_t table_bytes() const { return uint64_t{max_len} * row_bytes(); }
 
   // Same table family: every field but max_len. Rows of a family do not
-  // depend on max_len, so a longer table serves any shorter one.
+  // depend on max_len, so a longer table serves any shorter one. (A grid
+  // fixes max_len: its family has one table.)
   bool SameFamily(const TableSpec& o) const {
     return d == o.d && base == o.base && dtype == o.dtype &&
            layout == o.layout && frequency == o.frequency &&
            (rope == o.rope ||
-            (rope != nullptr && o.rope != nullptr && *rope == *o.rope));
+            (rope != nullptr && o.rope != nullptr && *rope == *o.rope)) &&
+           (grid == o.grid ||
+            (grid != nullptr && o.grid != nullptr && *grid == *o.grid));
   }
   bool operator==(const TableSpec& o) const {
     return SameFamily(o) && max_len == o.max_len;
@@ -87,6 +96,8 @@ struct TableSpec {
     h = H::combine(std::move(h), s.d, s.base, s.max_len, s.dtype, s.layout,
                    s.frequency, s.rope != nullptr);
     if (s.rope != nullptr) h = H::combine(std::move(h), *s.rope);
+    h = H::combine(std::move(h), s.grid != nullptr);
+    if (s.grid != nullptr) h = H::combine(std::move(h), *s.grid);
     return h;
   }
 
@@ -103,7 +114,7 @@ struct SpecLimits {
 // OK, or INVALID_ARGUMENT naming the field, the value and the limit:
 // d odd / zero / over max_d, d < 4 with kT2T, base not finite or <= 1,
 // max_len zero or over max_len_limit, rope with kT2T or failing
-// ValidateRope.
+// ValidateRope; a grid table by ValidateGridTable (core/grid_spec.h).
 absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits);
 
 // Checks a half-open row range [start, end) of a table with `max_len` rows:
