@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "core/shortest_double.h"
@@ -136,7 +137,93 @@ absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
     if (!rope.ok()) return rope.status();
     spec.rope = *std::move(rope);
   }
+  if (proto.has_grid()) {
+    if (proto.partial_rotary_factor() != 0) {
+      return absl::InvalidArgumentError(
+          "spec.partial_rotary_factor: must be unset with spec.grid (a grid's "
+          "channels are its axes')");
+    }
+    absl::StatusOr<std::shared_ptr<const GridSpec>> grid =
+        GridFromProto(proto.grid());
+    if (!grid.ok()) return grid.status();
+    spec.grid = *std::move(grid);
+    const uint64_t rows = spec.grid->rows();
+    // Unset max_len means the grid's rows (a count past 2^32 stays 0 and
+    // is refused by ValidateSpec against --max_len_limit).
+    if (spec.max_len == 0 && rows <= UINT32_MAX) {
+      spec.max_len = static_cast<uint32_t>(rows);
+    }
+  }
   return spec;
+}
+
+absl::StatusOr<std::shared_ptr<const GridSpec>> GridFromProto(
+    const v1::GridSpec& proto) {
+  // Bounded before anything is copied: ValidateSpec refuses 0 axes too.
+  if (proto.axes_size() > static_cast<int>(kMaxGridAxes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.grid.axes: ", proto.axes_size(),
+                     " axes; a grid has 1 to ", kMaxGridAxes));
+  }
+  auto grid = std::make_shared<GridSpec>();
+  for (const v1::GridSpecAxis& a : proto.axes()) {
+    GridAxis axis;
+    axis.size = a.size();
+    axis.channels = a.channels();
+    axis.first_index = a.first_index();
+    axis.numerator = a.position_numerator() == 0 ? 1 : a.position_numerator();
+    axis.denominator =
+        a.position_denominator() == 0 ? 1 : a.position_denominator();
+    const uint32_t common = std::gcd(axis.numerator, axis.denominator);
+    axis.numerator /= common;
+    axis.denominator /= common;
+    grid->axes.push_back(axis);
+  }
+  if (proto.channel_order_size() == 0) {
+    for (uint32_t a = 0; a < grid->axes.size(); ++a) {
+      grid->channel_order.push_back(a);
+    }
+  } else if (proto.channel_order_size() > static_cast<int>(kMaxGridAxes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.grid.channel_order: ", proto.channel_order_size(),
+        " entries for ", proto.axes_size(), " axes; list each axis once"));
+  } else {
+    grid->channel_order.assign(proto.channel_order().begin(),
+                               proto.channel_order().end());
+  }
+  switch (proto.sin_cos()) {
+    case v1::GRID_SIN_COS_UNSPECIFIED:
+    case v1::GRID_SIN_COS_PER_AXIS:
+      grid->sin_cos = GridSinCos::kPerAxis;
+      break;
+    case v1::GRID_SIN_COS_GROUPED:
+      grid->sin_cos = GridSinCos::kGrouped;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.grid.sin_cos: ", static_cast<int>(proto.sin_cos()),
+                       " is not a known GridSinCos"));
+  }
+  grid->extra_zero_rows = proto.extra_zero_rows();
+  return grid;
+}
+
+v1::GridSpec GridToProto(const GridSpec& grid) {
+  v1::GridSpec proto;
+  for (const GridAxis& a : grid.axes) {
+    v1::GridSpecAxis* axis = proto.add_axes();
+    axis->set_size(a.size);
+    axis->set_channels(a.channels);
+    axis->set_first_index(a.first_index);
+    axis->set_position_numerator(a.numerator);
+    axis->set_position_denominator(a.denominator);
+  }
+  for (uint32_t a : grid.channel_order) proto.add_channel_order(a);
+  proto.set_sin_cos(grid.sin_cos == GridSinCos::kGrouped
+                        ? v1::GRID_SIN_COS_GROUPED
+                        : v1::GRID_SIN_COS_PER_AXIS);
+  proto.set_extra_zero_rows(grid.extra_zero_rows);
+  return proto;
 }
 
 absl::StatusOr<std::shared_ptr<const RopeScaling>> RopeFromProto(
@@ -219,6 +306,7 @@ v1::TableSpec SpecToProto(const TableSpec& spec) {
   proto.set_frequency(spec.frequency == Frequency::kPaper ? v1::FREQUENCY_PAPER
                                                           : v1::FREQUENCY_T2T);
   if (spec.rope != nullptr) *proto.mutable_rope() = RopeToProto(*spec.rope);
+  if (spec.grid != nullptr) *proto.mutable_grid() = GridToProto(*spec.grid);
   return proto;
 }
 

@@ -19,8 +19,18 @@ namespace posenc {
 // default) and partial_rotary_factor (d becomes the rotary dimension).
 // INVALID_ARGUMENT for enum values this server does not know and for a
 // partial_rotary_factor out of (0, 1] or giving an odd or zero dimension.
-// Limits are checked separately by ValidateSpec.
+// Limits are checked separately by ValidateSpec. A grid: max_len 0 becomes
+// the grid's row count; INVALID_ARGUMENT with a partial_rotary_factor.
 absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto);
+
+// A grid (TableSpec.grid) with defaults resolved: position numerator and
+// denominator 0 -> 1, then reduced by their gcd; empty channel_order -> the
+// identity; GRID_SIN_COS_UNSPECIFIED -> per axis. INVALID_ARGUMENT (naming
+// the field) for more than kMaxGridAxes axes or channel_order entries and
+// an unknown GridSinCos. The rest is checked by ValidateSpec.
+absl::StatusOr<std::shared_ptr<const GridSpec>> GridFromProto(
+    const v1::GridSpec& proto);
+v1::GridSpec GridToProto(const GridSpec& grid);
 
 // The rotary dimension of a spec whose partial_rotary_factor is in (0, 1]:
 // int(d * factor), the double product (as HF). nullopt when the factor is 0

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/proto_conversion.h"
 
 namespace posenc {
@@ -67,32 +69,12 @@ std::string ListHashForKey(
   return out;
 }
 
-std::string RoutingKey(const v1::TableSpec& spec) {
-  static const char* const kDTypes[] = {"float32", "float32", "float64",
-                                        "float16", "bfloat16"};
-  static const char* const kLayouts[] = {"interleaved",    "interleaved",
-                                         "concat_sin_cos", "concat_cos_sin",
-                                         "rotate_half",    "interleaved_pairs"};
-  static const char* const kFrequencies[] = {"paper", "paper", "t2t"};
+namespace {
+
+void AppendRope(const v1::RopeScaling& r, std::string* out) {
+  std::string& key = *out;
   static const char* const kRopeTypes[] = {
       "default", "default", "linear", "dynamic", "yarn", "llama3", "longrope"};
-  const double base = spec.base() == 0 ? 10000.0 : spec.base();
-  // A valid partial_rotary_factor names the same table as d = the rotary
-  // dimension without it (SpecFromProto resolves it so), so the key folds it
-  // into d: every spelling of one family reaches one replica.
-  const double prf = spec.partial_rotary_factor();
-  const std::optional<uint32_t> rotary = RotaryDimension(spec);
-  const uint32_t d = rotary.value_or(spec.d());
-  std::string key =
-      absl::StrCat("d=", d, ";base=", FormatBaseForKey(base),
-                   ";dtype=", EnumName(spec.dtype(), kDTypes, 5),
-                   ";layout=", EnumName(spec.layout(), kLayouts, 6),
-                   ";freq=", EnumName(spec.frequency(), kFrequencies, 3));
-  if (prf != 0 && !rotary.has_value()) {  // out of range: rejected
-    absl::StrAppend(&key, ";prf=", FormatBaseForKey(prf));
-  }
-  if (!spec.has_rope() || spec.rope().ByteSizeLong() == 0) return key;
-  const v1::RopeScaling& r = spec.rope();
   absl::StrAppend(&key, ";rope=", EnumName(r.type(), kRopeTypes, 7));
   // The non-zero fields in field-number order.
   auto number = [&key](const char* name, double v) {
@@ -121,6 +103,63 @@ std::string RoutingKey(const v1::TableSpec& spec) {
   if (r.long_factor_size() > 0) {
     absl::StrAppend(&key, ";long_factor=", ListHashForKey(r.long_factor()));
   }
+}
+
+// ";grid=<size>:<channels>:<first>:<num>/<den>,...;order=..;sin_cos=..;
+// extra=.." (see the header).
+void AppendGrid(const v1::GridSpec& g, std::string* key) {
+  static const char* const kSinCos[] = {"per_axis", "per_axis", "grouped"};
+  absl::StrAppend(key, ";grid=");
+  for (int a = 0; a < g.axes_size(); ++a) {
+    const v1::GridSpecAxis& x = g.axes(a);
+    uint32_t num = x.position_numerator() == 0 ? 1 : x.position_numerator();
+    uint32_t den = x.position_denominator() == 0 ? 1 : x.position_denominator();
+    const uint32_t common = std::gcd(num, den);
+    num /= common;
+    den /= common;
+    absl::StrAppend(key, a ? "," : "", x.size(), ":", x.channels(), ":",
+                    x.first_index(), ":", num, "/", den);
+  }
+  absl::StrAppend(key, ";order=");
+  if (g.channel_order_size() == 0) {
+    for (int a = 0; a < g.axes_size(); ++a) {
+      absl::StrAppend(key, a ? "," : "", a);
+    }
+  } else {
+    absl::StrAppend(key, absl::StrJoin(g.channel_order(), ","));
+  }
+  absl::StrAppend(key, ";sin_cos=", EnumName(g.sin_cos(), kSinCos, 3),
+                  ";extra=", g.extra_zero_rows());
+}
+
+}  // namespace
+
+std::string RoutingKey(const v1::TableSpec& spec) {
+  static const char* const kDTypes[] = {"float32", "float32", "float64",
+                                        "float16", "bfloat16"};
+  static const char* const kLayouts[] = {"interleaved",    "interleaved",
+                                         "concat_sin_cos", "concat_cos_sin",
+                                         "rotate_half",    "interleaved_pairs"};
+  static const char* const kFrequencies[] = {"paper", "paper", "t2t"};
+  const double base = spec.base() == 0 ? 10000.0 : spec.base();
+  // A valid partial_rotary_factor names the same table as d = the rotary
+  // dimension without it (SpecFromProto resolves it so), so the key folds it
+  // into d: every spelling of one family reaches one replica.
+  const double prf = spec.partial_rotary_factor();
+  const std::optional<uint32_t> rotary = RotaryDimension(spec);
+  const uint32_t d = rotary.value_or(spec.d());
+  std::string key =
+      absl::StrCat("d=", d, ";base=", FormatBaseForKey(base),
+                   ";dtype=", EnumName(spec.dtype(), kDTypes, 5),
+                   ";layout=", EnumName(spec.layout(), kLayouts, 6),
+                   ";freq=", EnumName(spec.frequency(), kFrequencies, 3));
+  if (prf != 0 && !rotary.has_value()) {  // out of range: rejected
+    absl::StrAppend(&key, ";prf=", FormatBaseForKey(prf));
+  }
+  if (spec.has_rope() && spec.rope().ByteSizeLong() != 0) {
+    AppendRope(spec.rope(), &key);
+  }
+  if (spec.has_grid()) AppendGrid(spec.grid(), &key);
   return key;
 }
 

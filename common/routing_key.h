@@ -24,7 +24,12 @@
 // set, ";prf=<partial_rotary_factor>" and then (rope with any non-zero
 // field) ";rope=<default|linear|dynamic|yarn|llama3|longrope>" and every
 // non-zero rope field in field-number order, doubles written as base,
-// truncate as true|false, lists as ListHashForKey (see the proto).
+// truncate as true|false, lists as ListHashForKey (see the proto). A grid
+// table then appends
+// ";grid=<size>:<channels>:<first_index>:<num>/<den>,...;order=<a>,...;
+// sin_cos=<per_axis|grouped>;extra=<extra_zero_rows>", the position
+// fraction with 0 taken as 1 and reduced by its gcd, order the
+// channel_order or 0,1,... when unset (see the proto).
 // The same definition is implemented and tested in the Python, Go and Node
 // clients; tests/golden/interop.txt holds the keys of the interop specs.
 #ifndef POSENC_COMMON_ROUTING_KEY_H_

@@ -205,5 +205,62 @@ TEST(RopeFromProto, RoundTrip_SameSpecAndRopeLayouts) {
   EXPECT_FALSE(*SpecFromProto(proto) == *spec);
 }
 
+v1::TableSpec CogVideoXGridProto() {
+  // axes (t, h, w), channels [t | w | h], positions 8k / 15 spatially.
+  v1::TableSpec spec;
+  spec.set_d(64);
+  spec.set_layout(v1::LAYOUT_CONCAT_SIN_COS);
+  v1::GridSpec* grid = spec.mutable_grid();
+  const uint32_t sizes[3] = {3, 4, 6}, channels[3] = {16, 24, 24};
+  for (int a = 0; a < 3; ++a) {
+    v1::GridSpecAxis* axis = grid->add_axes();
+    axis->set_size(sizes[a]);
+    axis->set_channels(channels[a]);
+    if (a > 0) {
+      axis->set_position_numerator(16);
+      axis->set_position_denominator(30);
+    }
+  }
+  for (uint32_t a : {0, 2, 1}) grid->add_channel_order(a);
+  return spec;
+}
+
+TEST(SpecFromProtoTest, Grid_DefaultsResolvedAndFractionReduced) {
+  absl::StatusOr<TableSpec> spec = SpecFromProto(CogVideoXGridProto());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_NE(spec->grid, nullptr);
+  EXPECT_EQ(spec->max_len, 72u);  // unset: the grid's rows
+  EXPECT_EQ(spec->grid->axes[0].numerator, 1u);
+  EXPECT_EQ(spec->grid->axes[0].denominator, 1u);
+  EXPECT_EQ(spec->grid->axes[1].numerator, 8u);
+  EXPECT_EQ(spec->grid->axes[1].denominator, 15u);
+  EXPECT_EQ(spec->grid->channel_order, (std::vector<uint32_t>{0, 2, 1}));
+  EXPECT_EQ(spec->grid->sin_cos, GridSinCos::kPerAxis);
+  EXPECT_TRUE(ValidateSpec(*spec, {}).ok()) << ValidateSpec(*spec, {});
+  // The explicit proto form names the same table.
+  absl::StatusOr<TableSpec> again = SpecFromProto(SpecToProto(*spec));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(*again == *spec);
+}
+
+TEST(SpecFromProtoTest, GridBadFields_InvalidArgumentNamingField) {
+  v1::TableSpec spec = CogVideoXGridProto();
+  spec.set_partial_rotary_factor(0.5);
+  absl::StatusOr<TableSpec> s = SpecFromProto(spec);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("spec.partial_rotary_factor"),
+            std::string::npos);
+  spec = CogVideoXGridProto();
+  spec.mutable_grid()->set_sin_cos(static_cast<v1::GridSinCos>(9));
+  s = SpecFromProto(spec);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("spec.grid.sin_cos"), std::string::npos);
+  spec = CogVideoXGridProto();
+  for (int k = 0; k < 1000; ++k) spec.mutable_grid()->add_axes()->set_size(1);
+  s = SpecFromProto(spec);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("spec.grid.axes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace posenc

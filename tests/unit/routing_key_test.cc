@@ -174,5 +174,76 @@ TEST(FormatBaseForKey, TrickyDoubles_MatchJavaScriptString) {
   EXPECT_EQ(FormatBaseForKey(std::nan("")), "NaN");
 }
 
+// MAE ViT-B/16 with its cls token, as the proto's routing-key example.
+v1::TableSpec MaeGrid() {
+  v1::TableSpec spec;
+  spec.set_d(768);
+  spec.set_layout(v1::LAYOUT_CONCAT_SIN_COS);
+  v1::GridSpec* grid = spec.mutable_grid();
+  for (int a = 0; a < 2; ++a) {
+    v1::GridSpecAxis* axis = grid->add_axes();
+    axis->set_size(14);
+    axis->set_channels(384);
+  }
+  grid->add_channel_order(1);
+  grid->add_channel_order(0);
+  grid->set_extra_zero_rows(1);
+  return spec;
+}
+
+TEST(RoutingKey, Grid_ProtoExampleKey) {
+  EXPECT_EQ(RoutingKey(MaeGrid()),
+            "d=768;base=10000;dtype=float32;layout=concat_sin_cos;freq=paper;"
+            "grid=14:384:0:1/1,14:384:0:1/1;order=1,0;sin_cos=per_axis;"
+            "extra=1");
+}
+
+TEST(RoutingKey, GridDefaultsAndReducedFractions_SameKey) {
+  // Unset numerator/denominator, 1/1 and 16/16 name one table; an unset
+  // channel_order is 0,1; max_len is not part of the key.
+  v1::TableSpec a = MaeGrid();
+  a.mutable_grid()->clear_channel_order();
+  v1::TableSpec b = a;
+  b.set_max_len(197);
+  for (int k = 0; k < 2; ++k) {
+    b.mutable_grid()->mutable_axes(k)->set_position_numerator(16);
+    b.mutable_grid()->mutable_axes(k)->set_position_denominator(16);
+  }
+  b.mutable_grid()->add_channel_order(0);
+  b.mutable_grid()->add_channel_order(1);
+  b.mutable_grid()->set_sin_cos(v1::GRID_SIN_COS_PER_AXIS);
+  EXPECT_EQ(RoutingKey(a), RoutingKey(b));
+  EXPECT_NE(RoutingKey(a).find(";order=0,1;"), std::string::npos)
+      << RoutingKey(a);
+  // SpecFromProto resolves them to one cache key as well.
+  absl::StatusOr<TableSpec> sa = SpecFromProto(a), sb = SpecFromProto(b);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_TRUE(*sa == *sb);
+}
+
+TEST(RoutingKey, GridFieldsEachChangeTheKey) {
+  const std::string base = RoutingKey(MaeGrid());
+  v1::TableSpec s = MaeGrid();
+  s.mutable_grid()->mutable_axes(0)->set_position_numerator(2);
+  s.mutable_grid()->mutable_axes(0)->set_position_denominator(3);
+  EXPECT_NE(RoutingKey(s).find("grid=14:384:0:2/3,"), std::string::npos)
+      << RoutingKey(s);
+  s = MaeGrid();
+  s.mutable_grid()->mutable_axes(1)->set_first_index(5);
+  EXPECT_NE(RoutingKey(s).find(",14:384:5:1/1;"), std::string::npos);
+  s = MaeGrid();
+  s.mutable_grid()->set_sin_cos(v1::GRID_SIN_COS_GROUPED);
+  EXPECT_NE(RoutingKey(s).find(";sin_cos=grouped;"), std::string::npos);
+  s.mutable_grid()->set_sin_cos(static_cast<v1::GridSinCos>(7));
+  EXPECT_NE(RoutingKey(s).find(";sin_cos=7;"), std::string::npos);
+  s = MaeGrid();
+  s.mutable_grid()->set_extra_zero_rows(0);
+  EXPECT_NE(RoutingKey(s), base);
+  s = MaeGrid();
+  s.clear_grid();
+  EXPECT_EQ(RoutingKey(s),
+            "d=768;base=10000;dtype=float32;layout=concat_sin_cos;freq=paper");
+}
+
 }  // namespace
 }  // namespace posenc
