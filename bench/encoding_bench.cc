@@ -5,7 +5,8 @@
 // memset of the same bytes (memory floor). Then every dtype x layout x
 // frequency convention on one thread with the plan built once, in values
 // per second, and float32 with Highway limited to AVX2 (to measure what
-// AVX-512 gains).
+// AVX-512 gains). And a cold 64 x 64 grid table (integer and rational
+// positions) against the cold plain table of as many values, per dtype.
 //
 //   build/bench/encoding_bench --benchmark_min_time=2
 //
@@ -245,6 +246,62 @@ void BM_ExactSingleThreadPlanOnceAvx2Only(benchmark::State& state) {
   Record(state);
 }
 
+// A cold grid table (issue 24 item 2): a 64 x 64 grid of 768 channels
+// (ViT-L-like, MAE's column block first), plan built every iteration, one
+// thread, against the cold plain table of the same values (d = 768,
+// max_len = 4096). Args: dtype, rational (0: integer positions, MAE; 1:
+// positions k / 3, SD3's 64-patch crop at base_size 64 of a 192 grid).
+constexpr uint32_t kGridSide = 64;
+constexpr uint32_t kGridD = 768;
+
+TableSpec GridBenchSpec(DType dtype, bool rational) {
+  auto grid = std::make_shared<GridSpec>();
+  GridAxis axis;
+  axis.size = kGridSide;
+  axis.channels = kGridD / 2;
+  if (rational) {
+    axis.first_index = 64;
+    axis.denominator = 3;
+  }
+  grid->axes = {axis, axis};
+  grid->channel_order = {1, 0};
+  TableSpec spec;
+  spec.d = kGridD;
+  spec.max_len = kGridSide * kGridSide;
+  spec.dtype = dtype;
+  spec.layout = Layout::kConcatSinCos;
+  spec.grid = grid;
+  return spec;
+}
+
+void ColdTable(benchmark::State& state, const TableSpec& spec) {
+  const size_t bytes = spec.table_bytes();
+  std::byte* p = static_cast<std::byte*>(std::aligned_alloc(64, bytes));
+  std::memset(p, 1, bytes);
+  for (auto _ : state) {
+    const EncodingPlan plan(spec);  // cold: the plan is part of the cost
+    ComputeRows(plan, 0, spec.max_len, p);
+    benchmark::DoNotOptimize(p);
+    benchmark::ClobberMemory();
+  }
+  Record(state, bytes, size_t{spec.d} * spec.max_len);
+  std::free(p);
+}
+
+void BM_GridCold(benchmark::State& state) {
+  ColdTable(state, GridBenchSpec(static_cast<DType>(state.range(0)),
+                                 state.range(1) != 0));
+}
+
+void BM_PlainCold(benchmark::State& state) {
+  TableSpec spec;
+  spec.d = kGridD;
+  spec.max_len = kGridSide * kGridSide;
+  spec.dtype = static_cast<DType>(state.range(0));
+  spec.layout = Layout::kConcatSinCos;
+  ColdTable(state, spec);
+}
+
 void BM_Memset(benchmark::State& state) {
   Buffer buf;
   int v = 0;
@@ -273,6 +330,16 @@ BENCHMARK(BM_ExactSingleThreadPlanOnceAvx2Only)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_ExactDtypeAvx2Only)
+    ->ArgNames({"dtype"})
+    ->DenseRange(0, 3)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_GridCold)
+    ->ArgNames({"dtype", "rational"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_PlainCold)
     ->ArgNames({"dtype"})
     ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond)
@@ -404,6 +471,26 @@ void PrintRatios() {
   if (avx2.median > 0) {
     PrintRatio("float32 plan once: dispatched target / AVX2 only", one_plan,
                avx2, 1, true);
+  }
+  // Grid tables, cold, against the cold plain table of the same values, per
+  // dtype (issue 24 item 7: at least 0.5x).
+  {
+    static const char* const kNames[] = {"float32", "float64", "float16",
+                                         "bfloat16"};
+    for (int dt = 0; dt < 4; ++dt) {
+      char plain[64];
+      std::snprintf(plain, sizeof plain, "BM_PlainCold/dtype:%d", dt);
+      for (int rational = 0; rational < 2; ++rational) {
+        char grid[64], what[160];
+        std::snprintf(grid, sizeof grid, "BM_GridCold/dtype:%d/rational:%d", dt,
+                      rational);
+        std::snprintf(what, sizeof what,
+                      "grid table cold / plain table cold, %s, 64x64x768 %s "
+                      "positions (values/s)",
+                      kNames[dt], rational ? "rational" : "integer");
+        PrintRatio(what, Get(grid), Get(plain), 0.5, true);
+      }
+    }
   }
   // Per dtype, values/s against float32 of the same layout and frequency.
   static const char* const kDtypeNames[] = {"float32", "float64", "float16",

@@ -13,6 +13,12 @@ namespace {
 // touches (at most the rows' own bytes).
 constexpr size_t kScratchBytes = size_t{8} << 20;
 
+// An axis of integer positions with at least this many points takes
+// EncodingPlan (angle addition from anchor rows: faster per row, but its
+// per-plan tables cost more than a few dozen points' rows by
+// RealEncodingPlan; bench/encoding_bench's BM_GridCold).
+constexpr uint32_t kMinAngleAdditionPoints = 1024;
+
 }  // namespace
 
 GridPlan::GridPlan(const TableSpec& spec)
@@ -32,7 +38,8 @@ GridPlan::GridPlan(const TableSpec& spec)
     const uint32_t common = std::gcd(g.numerator, g.denominator);
     axis.numerator = g.numerator / common;
     const uint32_t denominator = g.denominator / common;
-    if (axis.numerator == 1 && denominator == 1) {
+    if (axis.numerator == 1 && denominator == 1 &&
+        g.size >= kMinAngleAdditionPoints) {
       TableSpec plain;
       plain.d = g.channels;
       plain.base = spec.base;
@@ -40,21 +47,21 @@ GridPlan::GridPlan(const TableSpec& spec)
       plain.dtype = spec.dtype;
       plain.layout = spec.layout;
       axis.integer = std::make_shared<const EncodingPlan>(plain);
-    } else {
-      RealEncodingSpec real;
-      real.dim = g.channels;
-      real.dtype = spec.dtype;
-      real.layout = spec.layout;
-      real.max_period = spec.base;
-      real.scale_divisor = denominator;
-      SpecLimits limits;
-      limits.max_d = g.channels;
-      // ValidateGridTable bounds the frequencies and positions.
-      absl::StatusOr<RealEncodingPlan> plan =
-          RealEncodingPlan::Create(real, limits);
-      if (!plan.ok()) std::abort();  // a broken precondition
-      axis.real = std::make_shared<const RealEncodingPlan>(*std::move(plan));
+      continue;
     }
+    RealEncodingSpec real;
+    real.dim = g.channels;
+    real.dtype = spec.dtype;
+    real.layout = spec.layout;
+    real.max_period = spec.base;
+    real.scale_divisor = denominator;
+    SpecLimits limits;
+    limits.max_d = g.channels;
+    // ValidateGridTable bounds the frequencies and positions.
+    absl::StatusOr<RealEncodingPlan> plan =
+        RealEncodingPlan::Create(real, limits);
+    if (!plan.ok()) std::abort();  // a broken precondition
+    axis.real = std::make_shared<const RealEncodingPlan>(*std::move(plan));
   }
   size_t offset = 0;
   for (uint32_t a : grid.channel_order) {
@@ -121,6 +128,12 @@ void GridPlan::ComputeRows(uint32_t first, uint32_t count,
 
 void GridPlan::ComputeGridRows(uint64_t first, uint32_t count,
                                std::byte* out) const {
+  if (axes_.size() == 1) {
+    // One axis: its block is the row (grouped halves land where the
+    // layout's own halves are), every row a distinct point: write directly.
+    AxisBlocks(axes_[0], static_cast<uint32_t>(first), count, out);
+    return;
+  }
   const size_t row_bytes = spec_.row_bytes();
   const uint64_t last = first + count - 1;
   // Per axis: the points the rows touch, i0, i0 + 1, ... (mod size), and

@@ -4,14 +4,15 @@
 //
 // Each axis's block depends on that axis's point only, so a range of rows
 // computes each distinct point of each axis it touches once (a 64x64 grid
-// has 64 per axis) and copies the blocks into the rows. An axis whose
-// positions are the integers first_index + k (numerator / denominator
-// reduces to 1) takes EncodingPlan (angle addition over consecutive
-// positions); any other takes RealEncodingPlan with x = (first_index + k) *
-// numerator and scale_divisor = denominator, so the rational position is
-// never rounded. The work of a range is at most that of computing its rows
-// directly, and its scratch memory is bounded (kScratchBytes per block of
-// rows).
+// has 64 per axis) and copies the blocks into the rows. An axis's blocks
+// come from a RealEncodingPlan with x = (first_index + k) * numerator and
+// scale_divisor = denominator, so the rational position is never rounded;
+// an axis of 1024 or more integer positions (numerator / denominator
+// reduces to 1) from an EncodingPlan instead (angle addition, faster per
+// row, but its per-plan tables cost more than a few dozen points: 5x in
+// float64). The
+// work of a range is at most that of computing its rows directly, and its
+// scratch memory is bounded (kScratchBytes per block of rows).
 //
 // Construction builds one plan per axis (O(channels) MPFR products).
 // Immutable after construction: ComputeRow/ComputeRows are thread-safe.
@@ -54,8 +55,8 @@ class GridPlan {
     // kPerAxis: the block's first channel; kGrouped: its first half's (the
     // second half's is d/2 later).
     size_t offset = 0;
-    std::shared_ptr<const EncodingPlan> integer;   // positions are integers
-    std::shared_ptr<const RealEncodingPlan> real;  // any other
+    std::shared_ptr<const EncodingPlan> integer;   // many integer positions
+    std::shared_ptr<const RealEncodingPlan> real;  // any other  // any other
   };
   // Blocks of axis indices [start, start + n) (no wrap) into `out`
   // (n * channels values each).

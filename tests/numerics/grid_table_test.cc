@@ -199,6 +199,31 @@ TEST(GridTableTest, LargeMaeTable_SampledRowsMatch) {
   ::posenc::testing::ReportChecked(stats);
 }
 
+TEST(GridTableTest, LongIntegerAxes_AngleAdditionPathMatchesMpfr) {
+  // Axes of >= 1024 integer points take EncodingPlan instead of
+  // RealEncodingPlan: a 1-axis grid (rows written directly) and a 2-axis
+  // one, with an SD3-style offset, sampled ranges in every dtype.
+  CheckStats stats;
+  for (DType dtype : kDTypes) {
+    for (int two = 0; two < 2; ++two) {
+      TableSpec spec =
+          two ? GridTable({Axis(3, 6), Axis(1500, 10, 1, 1, 700)}, {1, 0},
+                          Layout::kConcatCosSin, GridSinCos::kGrouped, 1)
+              : GridTable({Axis(2000, 12)}, {0}, Layout::kInterleaved);
+      spec.dtype = dtype;
+      const LibraryTable want = testing::GridSpecTable(spec);
+      const EncodingPlan plan(spec);
+      for (uint32_t first : {0u, 1u, 1499u, 1900u}) {
+        const uint32_t count = std::min(90u, spec.max_len - first);
+        std::vector<std::byte> out(size_t{count} * spec.row_bytes());
+        plan.ComputeRows(first, count, out.data());
+        CheckRows(spec, want, first, count, out.data(), stats);
+      }
+    }
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
 // A random valid grid table (1-3 axes, any layout and arrangement).
 TableSpec RandomGrid(std::mt19937_64& rng) {
   static constexpr Layout kLayouts[] = {
