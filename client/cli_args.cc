@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -217,8 +218,140 @@ absl::StatusOr<RealEncodingSpec> CliArgs::GetEncodingSpec() const {
   return spec;
 }
 
+namespace {
+
+// "a,b,c" as one value per axis: n values, or one value for every axis.
+absl::StatusOr<std::vector<std::string>> PerAxis(const std::string& name,
+                                                 const std::string& text,
+                                                 size_t n) {
+  std::vector<std::string> parts =
+      absl::StrSplit(text, ',', absl::SkipWhitespace());
+  if (parts.size() == 1 && n > 1) parts.assign(n, parts[0]);
+  if (parts.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " needs one value per --grid axis (", n,
+                     ") or one for all, got '", text, "'"));
+  }
+  return parts;
+}
+
+}  // namespace
+
+absl::StatusOr<TableSpec> CliArgs::GetGridSpec() const {
+  for (const char* conflicting : {"hf-config", "frequency", "seq-len"}) {
+    if (Has(conflicting)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", conflicting, " cannot be combined with --grid"));
+    }
+  }
+  auto grid = std::make_shared<GridSpec>();
+  const std::string sizes = GetString("grid", "");
+  for (absl::string_view part : absl::StrSplit(sizes, 'x')) {
+    uint32_t v;
+    if (!absl::SimpleAtoi(part, &v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--grid must be sizes in row order like 14x14 or 13x30x45, got '",
+          sizes, "'"));
+    }
+    GridAxis axis;
+    axis.size = v;
+    grid->axes.push_back(axis);
+  }
+  const size_t n = grid->axes.size();
+  absl::StatusOr<uint32_t> d = GetUint32("d", 0);
+  if (!d.ok()) return d.status();
+  if (Has("grid-channels")) {
+    absl::StatusOr<std::vector<std::string>> channels =
+        PerAxis("grid-channels", GetString("grid-channels", ""), n);
+    if (!channels.ok()) return channels.status();
+    for (size_t a = 0; a < n; ++a) {
+      if (!absl::SimpleAtoi((*channels)[a], &grid->axes[a].channels)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--grid-channels must be integers, got '", (*channels)[a], "'"));
+      }
+    }
+  } else if (*d != 0 && *d % n == 0) {
+    for (GridAxis& axis : grid->axes) axis.channels = *d / n;
+  } else {
+    return absl::InvalidArgumentError(
+        "--grid needs --grid-channels, or --d split evenly over the axes");
+  }
+  if (Has("grid-positions")) {
+    absl::StatusOr<std::vector<std::string>> steps =
+        PerAxis("grid-positions", GetString("grid-positions", ""), n);
+    if (!steps.ok()) return steps.status();
+    for (size_t a = 0; a < n; ++a) {
+      std::vector<std::string> pq = absl::StrSplit((*steps)[a], '/');
+      GridAxis& axis = grid->axes[a];
+      if (pq.empty() || pq.size() > 2 ||
+          !absl::SimpleAtoi(pq[0], &axis.numerator) ||
+          (pq.size() == 2 && !absl::SimpleAtoi(pq[1], &axis.denominator))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--grid-positions must be steps like 1/3 or 16/24 (one per axis "
+            "or one for all), got '",
+            (*steps)[a], "'"));
+      }
+    }
+  }
+  if (Has("grid-first")) {
+    absl::StatusOr<std::vector<std::string>> first =
+        PerAxis("grid-first", GetString("grid-first", ""), n);
+    if (!first.ok()) return first.status();
+    for (size_t a = 0; a < n; ++a) {
+      if (!absl::SimpleAtoi((*first)[a], &grid->axes[a].first_index)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--grid-first must be integers, got '", (*first)[a], "'"));
+      }
+    }
+  }
+  if (Has("grid-order")) {
+    absl::StatusOr<std::vector<uint32_t>> order = GetUint32List("grid-order");
+    if (!order.ok()) return order.status();
+    grid->channel_order = *order;
+  } else {
+    for (uint32_t a = 0; a < n; ++a) grid->channel_order.push_back(a);
+  }
+  const std::string sin_cos = GetString("grid-sin-cos", "per_axis");
+  if (sin_cos == "per_axis") {
+    grid->sin_cos = GridSinCos::kPerAxis;
+  } else if (sin_cos == "grouped") {
+    grid->sin_cos = GridSinCos::kGrouped;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--grid-sin-cos must be per_axis or grouped, got '", sin_cos, "'"));
+  }
+  absl::StatusOr<uint32_t> extra = GetUint32("grid-extra", 0);
+  if (!extra.ok()) return extra.status();
+  grid->extra_zero_rows = *extra;
+  TableSpec spec;
+  // d and max_len default to the grid's (the server checks them).
+  spec.d = *d != 0 ? *d : static_cast<uint32_t>(grid->channels());
+  absl::StatusOr<uint32_t> max_len = GetUint32("max-len", 0);
+  if (!max_len.ok()) return max_len.status();
+  spec.max_len = *max_len;
+  if (spec.max_len == 0 && grid->rows() <= UINT32_MAX) {
+    spec.max_len = static_cast<uint32_t>(grid->rows());
+  }
+  absl::StatusOr<double> base = GetDouble("base", kDefaultBase);
+  if (!base.ok()) return base.status();
+  spec.base = *base;
+  if (absl::Status s = ParseDTypeAndLayout("concat_sin_cos", &spec); !s.ok()) {
+    return s;
+  }
+  spec.grid = std::move(grid);
+  return spec;
+}
+
 absl::StatusOr<TableSpec> CliArgs::GetSpec() const {
   if (Has("hf-config")) return GetHfConfigSpec();
+  if (Has("grid")) return GetGridSpec();
+  for (const char* grid_only : {"grid-channels", "grid-positions", "grid-first",
+                                "grid-order", "grid-sin-cos", "grid-extra"}) {
+    if (Has(grid_only)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", grid_only, " needs --grid"));
+    }
+  }
   TableSpec spec;
   absl::StatusOr<uint32_t> d = GetUint32("d", 0);
   if (!d.ok()) return d.status();

@@ -46,8 +46,19 @@ class CliArgs {
   // --d, --max-len, --base, --dtype, --layout, --frequency; or, with
   // --hf-config FILE, the RoPE table of a Hugging Face config.json
   // (client/hf_config.h) with --dtype, --layout (default rotate_half),
-  // --max-len and --seq-len.
+  // --max-len and --seq-len; or, with --grid SIZES (e.g. 14x14), a grid
+  // table (GetGridSpec).
   absl::StatusOr<TableSpec> GetSpec() const;
+  // A grid table (docs/cli.md "Grid tables"): --grid sizes in row order
+  // ("14x14", "13x30x45"); --grid-channels per axis (default --d split
+  // evenly); --grid-positions steps p/q (default 1/1), --grid-first
+  // first indices (default 0), each one per axis or one for all;
+  // --grid-order the axes' channel order (default row order);
+  // --grid-sin-cos per_axis|grouped; --grid-extra zero rows; --d and
+  // --max-len default to the grid's; --layout defaults to concat_sin_cos.
+  // Syntax errors are INVALID_ARGUMENT naming the option; the values are
+  // the server's to check.
+  absl::StatusOr<TableSpec> GetGridSpec() const;
   // The EncodingSpec of `posenc encode` (docs/encodings.md): --frequency
   // exponential (default: --dim required, --max-period, --shift,
   // --pad-odd-dim) or octaves (--num-frequencies required, --min-freq-exp,

@@ -5,6 +5,7 @@
 //                 [--rows-per-batch R] [-o FILE]
 //   posenc gather --d 512 --max-len 1024 --positions 0,5,9 [-o FILE]
 //   posenc plot   --d 512 --max-len 1024 -o pe.png [--scale N]
+//   posenc table  --grid 14x14 --d 768 --grid-order 1,0 --grid-extra 1
 //   posenc encode --dim 320 --positions 999.5,0.25 [--layout L] [--dtype T]
 //                 [--frequency exponential|octaves] [--max-period X]
 //                 [--shift X] [--scale X] [--pad-odd-dim]
@@ -89,6 +90,23 @@ constexpr char kUsage[] =
     "dynamic\n"
     "                           NTK and LongRoPE (default: unset, as HF at "
     "init)\n"
+    "  --grid SIZES             a grid table (MAE, diffusers, timm, "
+    "CogVideoX):\n"
+    "                           axis sizes in row order, e.g. 14x14 or "
+    "13x30x45;\n"
+    "                           --d and --max-len default to the grid's, "
+    "--layout\n"
+    "                           to concat_sin_cos (docs/cli.md)\n"
+    "  --grid-channels C,C      channels per axis (default: --d split "
+    "evenly)\n"
+    "  --grid-positions P/Q,..  position step per axis, exact rationals "
+    "(default: 1/1)\n"
+    "  --grid-first F,F         index of each axis's first point (default: "
+    "0)\n"
+    "  --grid-order A,A         axes in channel order (default: row order; "
+    "MAE 1,0)\n"
+    "  --grid-sin-cos S         per_axis|grouped (default: per_axis)\n"
+    "  --grid-extra N           zero rows first, cls tokens (default: 0)\n"
     "  -o, --output FILE        .npy, .csv or .bin (default: CSV on stdout)\n"
     "rows:\n"
     "  --start S                first position (default: 0)\n"
@@ -136,9 +154,11 @@ bool IsHelp(const std::string& arg) {
 
 const std::vector<std::string> kCommon = {
     "target", "timeout", "tls-ca", "tls-cert", "tls-key", "tls-server-name"};
-const std::vector<std::string> kSpec = {"d",      "max-len",   "base",
-                                        "dtype",  "layout",    "frequency",
-                                        "output", "hf-config", "seq-len"};
+const std::vector<std::string> kSpec = {
+    "d",          "max-len",    "base",          "dtype",
+    "layout",     "frequency",  "output",        "hf-config",
+    "seq-len",    "grid",       "grid-channels", "grid-positions",
+    "grid-first", "grid-order", "grid-sin-cos",  "grid-extra"};
 
 const std::vector<std::string> kEncodeOptions = {
     "positions",       "dim",          "dtype",       "layout", "frequency",

@@ -59,6 +59,39 @@ TEST_F(CliTest, TableToNpy_FileHoldsTheServersTable) {
   EXPECT_NEAR(row2[1], -0.4161, 1e-4);
 }
 
+TEST_F(CliTest, GridTable_FileHoldsTheServersGridTable) {
+  // MAE at 4 x 6 with its cls token: 25 rows of 16 channels.
+  const std::string path = Temp("grid.npy");
+  Result r = RunCli({"table", "--grid", "4x6", "--d", "16", "--grid-order",
+                     "1,0", "--grid-extra", "1", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<NpyArray> npy = ReadNpy(path);
+  ASSERT_TRUE(npy.ok()) << npy.status();
+  EXPECT_EQ(npy->shape, (std::vector<uint64_t>{25, 16}));
+  auto grid = std::make_shared<GridSpec>();
+  GridAxis h, w;
+  h.size = 4;
+  h.channels = 8;
+  w.size = 6;
+  w.channels = 8;
+  grid->axes = {h, w};
+  grid->channel_order = {1, 0};
+  grid->extra_zero_rows = 1;
+  TableSpec spec;
+  spec.d = 16;
+  spec.max_len = 25;
+  spec.layout = Layout::kConcatSinCos;
+  spec.grid = grid;
+  absl::StatusOr<Tensor> table = client_->GetTable(spec);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(npy->data, table->data);
+  // A bad grid: exit 1 with the server's field on stderr.
+  Result bad = RunCli({"table", "--grid", "4x0", "--d", "16"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("spec.grid.axes[1].size"), std::string::npos)
+      << bad.err;
+}
+
 TEST_F(CliTest, RowsToBinAndCsv_MatchStream) {
   const std::string bin = Temp("rows.bin");
   Result r = RunCli({"rows", "--d", "8", "--max-len", "100", "--start", "10",

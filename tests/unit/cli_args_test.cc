@@ -171,5 +171,75 @@ TEST(CliArgsTest, EncodingSpec_RefusalsNameTheOption) {
   }
 }
 
+const std::vector<std::string> kGridAllowed = {
+    "d",          "max-len",       "base",
+    "dtype",      "layout",        "frequency",
+    "grid",       "grid-channels", "grid-positions",
+    "grid-first", "grid-order",    "grid-sin-cos",
+    "grid-extra"};
+
+absl::StatusOr<TableSpec> GridSpecOf(std::vector<const char*> argv) {
+  argv.insert(argv.begin(), {"posenc", "table"});
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(static_cast<int>(argv.size()), argv.data(), kGridAllowed);
+  if (!args.ok()) return args.status();
+  return args->GetSpec();
+}
+
+TEST(CliArgsTest, GridMae_DAndMaxLenFromTheGrid) {
+  absl::StatusOr<TableSpec> spec =
+      GridSpecOf({"--grid", "14x14", "--d", "768", "--grid-order", "1,0",
+                  "--grid-extra", "1"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_NE(spec->grid, nullptr);
+  EXPECT_EQ(spec->d, 768u);
+  EXPECT_EQ(spec->max_len, 197u);
+  EXPECT_EQ(spec->layout, Layout::kConcatSinCos);
+  EXPECT_EQ(spec->grid->axes.size(), 2u);
+  EXPECT_EQ(spec->grid->axes[0].channels, 384u);
+  EXPECT_EQ(spec->grid->channel_order, (std::vector<uint32_t>{1, 0}));
+  EXPECT_EQ(spec->grid->extra_zero_rows, 1u);
+  EXPECT_TRUE(ValidateSpec(*spec, {}).ok()) << ValidateSpec(*spec, {});
+}
+
+TEST(CliArgsTest, GridCogVideoX_PerAxisListsAndOneForAll) {
+  absl::StatusOr<TableSpec> spec =
+      GridSpecOf({"--grid", "13x30x45", "--grid-channels", "480,720,720",
+                  "--grid-positions", "1/1,8/15,8/15", "--grid-order", "0,2,1",
+                  "--grid-first", "0"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->d, 1920u);
+  EXPECT_EQ(spec->max_len, 13u * 30 * 45);
+  EXPECT_EQ(spec->grid->axes[1].numerator, 8u);
+  EXPECT_EQ(spec->grid->axes[2].denominator, 15u);
+  EXPECT_EQ(spec->grid->axes[2].first_index, 0u);
+  EXPECT_TRUE(ValidateSpec(*spec, {}).ok()) << ValidateSpec(*spec, {});
+}
+
+TEST(CliArgsTest, GridBadOptions_InvalidArgumentNamingOption) {
+  EXPECT_THAT(GridSpecOf({"--grid", "14by14", "--d", "8"}).status().message(),
+              HasSubstr("--grid"));
+  EXPECT_THAT(GridSpecOf({"--grid", "3x3", "--d", "9"}).status().message(),
+              HasSubstr("--grid-channels"));
+  EXPECT_THAT(GridSpecOf({"--grid", "3x3", "--d", "8", "--grid-positions",
+                          "1/2,1/3,1/4"})
+                  .status()
+                  .message(),
+              HasSubstr("--grid-positions"));
+  EXPECT_THAT(
+      GridSpecOf({"--grid", "3x3", "--d", "8", "--grid-sin-cos", "both"})
+          .status()
+          .message(),
+      HasSubstr("--grid-sin-cos"));
+  EXPECT_THAT(GridSpecOf({"--grid", "3x3", "--d", "8", "--frequency", "t2t"})
+                  .status()
+                  .message(),
+              HasSubstr("--frequency"));
+  EXPECT_THAT(GridSpecOf({"--d", "8", "--max-len", "4", "--grid-extra", "1"})
+                  .status()
+                  .message(),
+              HasSubstr("--grid-extra needs --grid"));
+}
+
 }  // namespace
 }  // namespace posenc
