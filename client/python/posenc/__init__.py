@@ -19,12 +19,13 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from posenc.client import Client  # noqa: E402
 from posenc.errors import PosencError  # noqa: E402
-from posenc.spec import EncodingSpec, RopeScaling, TableSpec  # noqa: E402
+from posenc.spec import (EncodingSpec, GridAxis, GridSpec,  # noqa: E402
+                         RopeScaling, TableSpec, diffusers_grid, mae_grid)
 from posenc.hf_config import spec_from_hf_config  # noqa: E402
 from posenc.tensor import bfloat16_bits_to_float32  # noqa: E402
 from posenc import aio  # noqa: E402
 
-__all__ = ["Client", "EncodingSpec", "PosencError", "RopeScaling",
-           "TableSpec", "aio", "bfloat16_bits_to_float32",
-           "spec_from_hf_config"]
+__all__ = ["Client", "EncodingSpec", "GridAxis", "GridSpec", "PosencError",
+           "RopeScaling", "TableSpec", "aio", "bfloat16_bits_to_float32",
+           "diffusers_grid", "mae_grid", "spec_from_hf_config"]
 __version__ = "0.1.0"

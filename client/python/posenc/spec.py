@@ -98,6 +98,101 @@ class RopeScaling:
         return message
 
 
+_GRID_SIN_COS = {
+    "per_axis": posenc_pb2.GRID_SIN_COS_PER_AXIS,
+    "grouped": posenc_pb2.GRID_SIN_COS_GROUPED,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class GridAxis:
+    """One axis of a GridSpec: `size` points k at the exact rational
+    positions (first_index + k) * numerator / denominator (0 means 1), and
+    a block of `channels` channels (frequencies base^(-2i / channels))."""
+
+    size: int
+    channels: int
+    first_index: int = 0
+    numerator: int = 0
+    denominator: int = 0
+
+    def to_proto(self) -> posenc_pb2.GridSpecAxis:
+        return posenc_pb2.GridSpecAxis(
+            size=self.size, channels=self.channels,
+            first_index=self.first_index,
+            position_numerator=self.numerator,
+            position_denominator=self.denominator)
+
+
+@dataclasses.dataclass(frozen=True)
+class GridSpec:
+    """A grid table's points (TableSpec.grid; docs/encodings.md "Grid
+    tables"): axes in row order (the first varies slowest), channel_order
+    the axes in the order of their blocks in a row (() means row order;
+    MAE and diffusers (1, 0)), sin_cos "per_axis" (each block [sin | cos]
+    by the table layout) or "grouped" (all blocks' first halves, then all
+    second halves: timm's default), extra_zero_rows zero rows first (cls
+    tokens)."""
+
+    axes: Sequence[GridAxis]
+    channel_order: Sequence[int] = ()
+    sin_cos: str = "per_axis"
+    extra_zero_rows: int = 0
+
+    def to_proto(self) -> posenc_pb2.GridSpec:
+        return posenc_pb2.GridSpec(
+            axes=[a.to_proto() for a in self.axes],
+            channel_order=list(self.channel_order),
+            sin_cos=_lookup(_GRID_SIN_COS, "grid.sin_cos", self.sin_cos),
+            extra_zero_rows=self.extra_zero_rows)
+
+    def rows(self) -> int:
+        """extra_zero_rows plus the product of the sizes."""
+        return self.extra_zero_rows + math.prod(a.size for a in self.axes)
+
+    def channels(self) -> int:
+        return sum(a.channels for a in self.axes)
+
+
+def mae_grid(embed_dim: int, grid_size: int,
+             cls_token: bool = False) -> "TableSpec":
+    """MAE's get_2d_sincos_pos_embed(embed_dim, grid_size, cls_token)."""
+    axis = GridAxis(size=grid_size, channels=embed_dim // 2)
+    return TableSpec(d=embed_dim, layout="concat_sin_cos",
+                     grid=GridSpec(axes=(axis, axis), channel_order=(1, 0),
+                                   extra_zero_rows=1 if cls_token else 0))
+
+
+def diffusers_grid(embed_dim: int, grid_size, base_size: int = 16,
+                   interpolation_scale: "Fraction | int" = 1,
+                   cls_token: bool = False, extra_tokens: int = 0,
+                   pos_embed_max_size: int = 0) -> "TableSpec":
+    """diffusers' get_2d_sincos_pos_embed, positions as exact rationals
+    k * base_size / (n * interpolation_scale) (interpolation_scale an int or
+    fractions.Fraction); with pos_embed_max_size M, SD3's PatchEmbed crop:
+    the M x M table's centre grid_size rows and columns, positions
+    (first + k) * base_size / (M * interpolation_scale)."""
+    from fractions import Fraction
+    gh, gw = ((grid_size, grid_size) if isinstance(grid_size, int)
+              else tuple(grid_size))
+    scale = Fraction(interpolation_scale)
+    axes = []
+    for n in (gh, gw):
+        if pos_embed_max_size:
+            step = Fraction(base_size) / (pos_embed_max_size * scale)
+            first = (pos_embed_max_size - n) // 2
+        else:
+            step = Fraction(base_size) / (n * scale)
+            first = 0
+        axes.append(GridAxis(size=n, channels=embed_dim // 2,
+                             first_index=first, numerator=step.numerator,
+                             denominator=step.denominator))
+    extra = extra_tokens if cls_token else 0
+    return TableSpec(d=embed_dim, layout="concat_sin_cos",
+                     grid=GridSpec(axes=tuple(axes), channel_order=(1, 0),
+                                   extra_zero_rows=extra))
+
+
 @dataclasses.dataclass(frozen=True)
 class TableSpec:
     """A table: rows 0..max_len-1 of `width` channels each.
@@ -107,6 +202,8 @@ class TableSpec:
     "concat_cos_sin", or the RoPE layouts "rotate_half" (HF) and
     "interleaved_pairs" (GPT-J); frequency "paper" or "t2t". rope is a
     RopeScaling (None: plain sinusoid); partial_rotary_factor 0 means 1.
+    grid is a GridSpec (None: positions 0..max_len-1): a grid table of the
+    grid's rows, d the sum of its channels, max_len 0 (the grid's rows).
     Values are checked by the server, which answers INVALID_ARGUMENT
     (raised as PosencError).
 
@@ -117,13 +214,14 @@ class TableSpec:
     """
 
     d: int
-    max_len: int
+    max_len: int = 0
     base: float = 0.0
     dtype: str = "float32"
     layout: str = "interleaved"
     frequency: str = "paper"
     rope: Optional[RopeScaling] = None
     partial_rotary_factor: float = 0.0
+    grid: Optional[GridSpec] = None
 
     def to_proto(self) -> posenc_pb2.TableSpec:
         message = posenc_pb2.TableSpec(
@@ -137,7 +235,15 @@ class TableSpec:
         )
         if self.rope is not None:
             message.rope.CopyFrom(self.rope.to_proto())
+        if self.grid is not None:
+            message.grid.CopyFrom(self.grid.to_proto())
         return message
+
+    def rows(self) -> int:
+        """Rows of the table: max_len, or a grid's rows when unset."""
+        if self.grid is not None and not self.max_len:
+            return self.grid.rows()
+        return self.max_len
 
     def width(self) -> int:
         """Channels per row the server returns for this (valid) spec."""
@@ -244,6 +350,7 @@ _LAYOUT_NAMES = {0: "interleaved", 1: "interleaved", 2: "concat_sin_cos",
                  3: "concat_cos_sin", 4: "rotate_half",
                  5: "interleaved_pairs", 6: "rotation_matrix"}
 _FREQUENCY_NAMES = {0: "paper", 1: "paper", 2: "t2t"}
+_GRID_SIN_COS_NAMES = {0: "per_axis", 1: "per_axis", 2: "grouped"}
 _ROPE_TYPE_NAMES = {0: "default", 1: "default", 2: "linear", 3: "dynamic",
                     4: "yarn", 5: "llama3", 6: "longrope"}
 # RopeScaling's fields after `type`, in field-number order, and their kinds.
@@ -336,7 +443,9 @@ def routing_key(spec: posenc_pb2.TableSpec) -> str:
     (0, 1] folded into d (d = int(d * factor), the rotary dimension), any
     other non-zero one appended as ";prf=<x>"; and ";rope=<type>" followed
     by each non-zero rope field (";<name>=<value>", field-number order;
-    lists as fnv1a64_hex) when rope has any field set. See posenc.proto.
+    lists as fnv1a64_hex) when rope has any field set; a grid appends
+    ";grid=...;order=...;sin_cos=...;extra=..." (_grid_key_suffix). See
+    posenc.proto.
     """
     base = spec.base if spec.base != 0 else 10000.0
     # A partial_rotary_factor in (0, 1] is the same table as d = the rotary
@@ -352,7 +461,26 @@ def routing_key(spec: posenc_pb2.TableSpec) -> str:
         key += f";prf={format_base(prf)}"
     if spec.HasField("rope"):
         key += _rope_key_suffix(spec.rope)
+    if spec.HasField("grid"):
+        key += _grid_key_suffix(spec.grid)
     return key
+
+
+def _grid_key_suffix(grid: posenc_pb2.GridSpec) -> str:
+    """;grid=<size>:<channels>:<first>:<num>/<den>,...;order=..;sin_cos=..;
+    extra=.. with the fraction's 0s taken as 1 and reduced by its gcd."""
+    axes = []
+    for a in grid.axes:
+        num = a.position_numerator or 1
+        den = a.position_denominator or 1
+        g = math.gcd(num, den)
+        axes.append(f"{a.size}:{a.channels}:{a.first_index}:"
+                    f"{num // g}/{den // g}")
+    order = (list(grid.channel_order) if len(grid.channel_order)
+             else list(range(len(grid.axes))))
+    sin_cos = _GRID_SIN_COS_NAMES.get(grid.sin_cos, str(grid.sin_cos))
+    return (f";grid={','.join(axes)};order={','.join(map(str, order))}"
+            f";sin_cos={sin_cos};extra={grid.extra_zero_rows}")
 
 
 def routing_metadata(request) -> tuple:
