@@ -10,7 +10,8 @@ if(NOT TARGET posenc_mpfr_reference)
   add_library(posenc_mpfr_reference STATIC
     ${PROJECT_SOURCE_DIR}/tests/numerics/mpfr_reference.cc
     ${PROJECT_SOURCE_DIR}/tests/numerics/rope_reference.cc
-    ${PROJECT_SOURCE_DIR}/tests/numerics/real_reference.cc)
+    ${PROJECT_SOURCE_DIR}/tests/numerics/real_reference.cc
+    ${PROJECT_SOURCE_DIR}/tests/numerics/grid_reference.cc)
   target_link_libraries(posenc_mpfr_reference
     PUBLIC posenc_core PRIVATE posenc_warnings)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND

@@ -90,6 +90,16 @@ encode get_table at_message_limit GetTableRequest 'spec { d: 1024 max_len: 1024 
 encode get_table over_message_limit GetTableRequest 'spec { d: 1024 max_len: 1025 }'
 # 4 MiB messages: three chunks in flight exceed --max_inflight_bytes.
 encode stream_batches over_inflight StreamBatchesRequest 'spec { d: 1024 max_len: 100000 } rows_per_batch: 1024'
+# Grid tables (docs/encodings.md "Grid tables"): MAE with its cls token,
+# SD3's crop (rational positions), timm's grouped sines, CogVideoX's three
+# axes, and refusals (a zero size, d not the channels, a position past 2^24).
+every_method grid_mae 'spec { d: 16 layout: LAYOUT_CONCAT_SIN_COS grid { axes { size: 4 channels: 8 } axes { size: 4 channels: 8 } channel_order: [1, 0] extra_zero_rows: 1 } }'
+every_method grid_sd3_crop 'spec { d: 32 dtype: DTYPE_FLOAT16 layout: LAYOUT_CONCAT_SIN_COS grid { axes { size: 3 channels: 16 first_index: 10 position_numerator: 8 position_denominator: 24 } axes { size: 5 channels: 16 first_index: 9 position_numerator: 8 position_denominator: 24 } channel_order: [1, 0] } }'
+every_method grid_timm_grouped 'spec { d: 16 base: 100 dtype: DTYPE_BFLOAT16 layout: LAYOUT_CONCAT_SIN_COS grid { axes { size: 3 channels: 8 } axes { size: 4 channels: 8 } sin_cos: GRID_SIN_COS_GROUPED } }'
+every_method grid_cogvideox 'spec { d: 32 dtype: DTYPE_FLOAT64 layout: LAYOUT_CONCAT_SIN_COS grid { axes { size: 2 channels: 8 } axes { size: 2 channels: 12 position_numerator: 8 position_denominator: 15 } axes { size: 3 channels: 12 position_numerator: 8 position_denominator: 15 } channel_order: [0, 2, 1] } }'
+encode get_table grid_zero_size GetTableRequest 'spec { d: 16 grid { axes { size: 4 channels: 8 } axes { size: 0 channels: 8 } } }'
+encode get_table grid_wrong_d GetTableRequest 'spec { d: 18 grid { axes { size: 4 channels: 8 } axes { size: 4 channels: 8 } } }'
+encode get_rows grid_past_angle_range GetRowsRequest 'spec { d: 4 grid { axes { size: 2 channels: 4 first_index: 16777215 } } } positions: [1]'
 # Encode: the libraries' shapes (docs/encodings.md), every dtype and layout,
 # exact quarter turns, the bounds on points and frequencies, each refusal.
 encode encode worked_example EncodeRequest 'spec { dim: 4 } positions: [2]'

@@ -207,7 +207,96 @@ void NewScheme(Rng& rng, v1::TableSpec* spec) {
   }
 }
 
+// A whole valid grid table (MAE, diffusers, SD3, timm or CogVideoX-like,
+// small), so the grid's many fields need not be found one by one; d and
+// max_len follow it.
+void NewGrid(Rng& rng, v1::TableSpec* spec) {
+  spec->clear_rope();
+  spec->clear_partial_rotary_factor();
+  spec->set_frequency(v1::FREQUENCY_UNSPECIFIED);
+  spec->set_layout(Pick<v1::Layout>(
+      rng, {v1::LAYOUT_CONCAT_SIN_COS, v1::LAYOUT_CONCAT_COS_SIN,
+            v1::LAYOUT_INTERLEAVED}));
+  v1::GridSpec* g = spec->mutable_grid();
+  g->Clear();
+  const uint32_t n = 1 + Below(rng, 3);
+  uint32_t d = 0;
+  for (uint32_t a = 0; a < n; ++a) {
+    v1::GridSpecAxis* axis = g->add_axes();
+    axis->set_size(1 + Below(rng, n == 1 ? 300 : n == 2 ? 20 : 6));
+    axis->set_channels(2 * (1 + Below(rng, 24)));
+    d += axis->channels();
+    if (OneIn(rng, 2)) {
+      axis->set_position_numerator(1 + Below(rng, 64));
+      axis->set_position_denominator(1 + Below(rng, 200));
+    }
+    if (OneIn(rng, 3)) axis->set_first_index(Below(rng, 100));
+  }
+  if (n > 1 && OneIn(rng, 2)) {
+    for (uint32_t a = n; a-- > 0;) g->add_channel_order(a);
+  }
+  if (spec->layout() != v1::LAYOUT_INTERLEAVED && OneIn(rng, 3)) {
+    g->set_sin_cos(v1::GRID_SIN_COS_GROUPED);
+  }
+  if (OneIn(rng, 3)) g->set_extra_zero_rows(Below(rng, 3));
+  spec->set_d(d);
+  spec->set_max_len(0);
+}
+
+// One grid field, mostly in range, sometimes just past a rule.
+void MutateGrid(Rng& rng, v1::TableSpec* spec) {
+  if (!spec->has_grid() || spec->grid().axes_size() == 0) {
+    NewGrid(rng, spec);
+    return;
+  }
+  v1::GridSpec* g = spec->mutable_grid();
+  v1::GridSpecAxis* axis = g->mutable_axes(Below(rng, g->axes_size()));
+  switch (Below(rng, 10)) {
+    case 0:
+      axis->set_size(Pick<uint32_t>(
+          rng, {0, 1, 2, 64, 4096, 1u << 24, 1 + Below(rng, 100)}));
+      return;
+    case 1:
+      axis->set_channels(Pick<uint32_t>(
+          rng, {0, 1, 3, 2, 384, 65536, 2 * (1 + Below(rng, 64))}));
+      return;
+    case 2:
+      axis->set_first_index(Pick<uint32_t>(
+          rng,
+          {0, 64, (1u << 24) - 1, 1u << 24, 0xFFFFFFFFu, Below(rng, 1000)}));
+      return;
+    case 3:
+      axis->set_position_numerator(Pick<uint32_t>(
+          rng, {0, 1, 3, 64, 1u << 20, 0xFFFFFFFFu, 1 + Below(rng, 1000)}));
+      return;
+    case 4:
+      axis->set_position_denominator(Pick<uint32_t>(
+          rng, {0, 1, 3, 15, 1u << 20, 0xFFFFFFFFu, 1 + Below(rng, 1000)}));
+      return;
+    case 5:
+      g->add_channel_order(Below(rng, 4));
+      if (OneIn(rng, 2)) g->clear_channel_order();
+      return;
+    case 6:
+      g->set_sin_cos(static_cast<v1::GridSinCos>(Below(rng, 4)));  // 3: unknown
+      return;
+    case 7:
+      g->set_extra_zero_rows(Pick<uint32_t>(rng, {0, 1, 2, 1u << 24}));
+      return;
+    case 8:
+      g->add_axes()->set_size(1 + Below(rng, 4));  // a 4th axis, or 0 channels
+      return;
+    default:
+      spec->set_max_len(Pick<uint32_t>(rng, {0, spec->max_len() + 1, 1}));
+      return;
+  }
+}
+
 void MutateSpec(Rng& rng, v1::TableSpec* spec) {
+  if (OneIn(rng, 6)) {
+    OneIn(rng, 3) ? NewGrid(rng, spec) : MutateGrid(rng, spec);
+    return;
+  }
   switch (Below(rng, 12)) {
     case 0:
     case 1:
@@ -253,6 +342,7 @@ void Repair(Rng& rng, v1::TableSpec* spec) {
   spec->clear_base();
   spec->clear_partial_rotary_factor();
   spec->clear_rope();
+  spec->clear_grid();
 }
 
 uint32_t PositionIn(Rng& rng, uint32_t max_len) {

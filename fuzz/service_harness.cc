@@ -37,6 +37,7 @@
 #include "posenc/v1/posenc.grpc.pb.h"
 #include "posenc/v1/posenc.pb.h"
 #include "server/posenc_server.h"
+#include "tests/numerics/grid_reference.h"
 #include "tests/numerics/mpfr_reference.h"
 #include "tests/numerics/real_reference.h"
 #include "tests/numerics/rope_reference.h"
@@ -109,10 +110,131 @@ bool RopeSetsAnything(const v1::RopeScaling& r) {
          r.long_factor_size() > 0;
 }
 
+// A grid table (TableSpec.grid), by the proto's GridSpec documentation:
+// the reason it is invalid, or "". Sets *borderline within a hair of the
+// rules the harness decides in floating point (the angle and frequency
+// bounds).
+std::string ResolveGrid(const v1::TableSpec& p, const ServerOptions& limits,
+                        TableSpec* out, bool* borderline) {
+  if (p.partial_rotary_factor() != 0) return "partial_rotary_factor with grid";
+  if (p.has_rope() && RopeSetsAnything(p.rope())) return "rope with grid";
+  if (p.frequency() != v1::FREQUENCY_UNSPECIFIED &&
+      p.frequency() != v1::FREQUENCY_PAPER) {
+    return "frequency with grid";
+  }
+  switch (p.dtype()) {
+    case v1::DTYPE_UNSPECIFIED:
+    case v1::DTYPE_FLOAT32:
+      out->dtype = DType::kFloat32;
+      break;
+    case v1::DTYPE_FLOAT64:
+      out->dtype = DType::kFloat64;
+      break;
+    case v1::DTYPE_FLOAT16:
+      out->dtype = DType::kFloat16;
+      break;
+    case v1::DTYPE_BFLOAT16:
+      out->dtype = DType::kBFloat16;
+      break;
+    default:
+      return "dtype";
+  }
+  switch (p.layout()) {
+    case v1::LAYOUT_UNSPECIFIED:
+    case v1::LAYOUT_INTERLEAVED:
+      out->layout = Layout::kInterleaved;
+      break;
+    case v1::LAYOUT_CONCAT_SIN_COS:
+      out->layout = Layout::kConcatSinCos;
+      break;
+    case v1::LAYOUT_CONCAT_COS_SIN:
+      out->layout = Layout::kConcatCosSin;
+      break;
+    default:
+      return "grid layout";
+  }
+  const v1::GridSpec& g = p.grid();
+  const int n = g.axes_size();
+  if (n < 1 || n > 3) return "grid axes count";
+  auto grid = std::make_shared<GridSpec>();
+  uint64_t channels = 0;
+  unsigned __int128 points = 1;
+  for (const v1::GridSpecAxis& a : g.axes()) {
+    GridAxis axis;
+    axis.size = a.size();
+    axis.channels = a.channels();
+    axis.first_index = a.first_index();
+    axis.numerator = a.position_numerator() == 0 ? 1 : a.position_numerator();
+    axis.denominator =
+        a.position_denominator() == 0 ? 1 : a.position_denominator();
+    if (axis.size == 0) return "grid axis size";
+    if (axis.channels < 2 || axis.channels % 2 != 0 ||
+        axis.channels > limits.max_d) {
+      return "grid axis channels";
+    }
+    channels += axis.channels;
+    points *= axis.size;
+    // The largest position (first_index + size - 1) * p / q below 2^24,
+    // with (first_index + size - 1) * p <= 2^53.
+    const unsigned __int128 top =
+        (static_cast<unsigned __int128>(axis.first_index) + axis.size - 1) *
+        axis.numerator;
+    const unsigned __int128 limit =
+        static_cast<unsigned __int128>(axis.denominator) << 24;
+    if (top > static_cast<unsigned __int128>(1) << 53 || top >= limit) {
+      return "grid position past 2^24";
+    }
+    if (top + 512 >= limit) *borderline = true;
+    // The smallest frequency base^(-(half - 1) / half) / q.
+    const double half = axis.channels / 2;
+    const double log2_min = -(half - 1) / half * std::log2(out->base) -
+                            std::log2(static_cast<double>(axis.denominator));
+    if (std::fabs(log2_min + 790) < 1) *borderline = true;
+    if (log2_min < -790) return "grid frequency below 2^-790";
+    grid->axes.push_back(axis);
+  }
+  if (g.channel_order_size() == 0) {
+    for (int a = 0; a < n; ++a) grid->channel_order.push_back(a);
+  } else {
+    if (g.channel_order_size() != n) return "grid channel_order length";
+    std::vector<bool> seen(n, false);
+    for (uint32_t a : g.channel_order()) {
+      if (a >= static_cast<uint32_t>(n) || seen[a]) {
+        return "grid channel_order not a permutation";
+      }
+      seen[a] = true;
+      grid->channel_order.push_back(a);
+    }
+  }
+  switch (g.sin_cos()) {
+    case v1::GRID_SIN_COS_UNSPECIFIED:
+    case v1::GRID_SIN_COS_PER_AXIS:
+      grid->sin_cos = GridSinCos::kPerAxis;
+      break;
+    case v1::GRID_SIN_COS_GROUPED:
+      if (out->layout == Layout::kInterleaved) return "grouped interleaved";
+      grid->sin_cos = GridSinCos::kGrouped;
+      break;
+    default:
+      return "grid sin_cos";
+  }
+  grid->extra_zero_rows = g.extra_zero_rows();
+  if (p.d() != channels || p.d() > limits.max_d) return "grid d";
+  const unsigned __int128 rows = points + g.extra_zero_rows();
+  if (rows > limits.max_len_limit) return "grid rows past max_len_limit";
+  if (p.max_len() != 0 && p.max_len() != rows) return "grid max_len";
+  out->d = p.d();
+  out->max_len = static_cast<uint32_t>(rows);
+  out->frequency = Frequency::kPaper;
+  out->grid = std::move(grid);
+  return "";
+}
+
 std::string ResolveSpec(const v1::TableSpec& p, const ServerOptions& limits,
-                        TableSpec* out) {
+                        TableSpec* out, bool* borderline) {
   out->base = p.base() == 0 ? 10000.0 : p.base();
   if (!(std::isfinite(out->base) && out->base > 1)) return "base";
+  if (p.has_grid()) return ResolveGrid(p, limits, out, borderline);
   // With a partial_rotary_factor, d is the head size and only the rotary
   // dimension floor(d * factor) is held to the rules on d.
   uint32_t d = p.d();
@@ -395,6 +517,7 @@ void ReadEncode(const v1::EncodeRequest& m, const ServerOptions& limits,
 Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
                     const ServerOptions& limits) {
   Request req;
+  bool end_unset = false;
   const int n = static_cast<int>(size);
   switch (method) {
     case FuzzMethod::kEncode: {
@@ -416,6 +539,7 @@ Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
       req.proto = m.spec();
       req.start = m.start();
       req.end = m.has_end() ? m.end() : m.spec().max_len();
+      end_unset = !m.has_end();
       break;
     }
     case FuzzMethod::kStreamBatches: {
@@ -424,6 +548,7 @@ Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
       req.proto = m.spec();
       req.start = m.start();
       req.end = m.has_end() ? m.end() : m.spec().max_len();
+      end_unset = !m.has_end();
       req.rows_per_batch = m.rows_per_batch();
       break;
     }
@@ -436,8 +561,10 @@ Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
     }
   }
   req.parsed = true;
-  req.invalid = ResolveSpec(req.proto, limits, &req.spec);
+  req.invalid = ResolveSpec(req.proto, limits, &req.spec, &req.borderline);
   if (!req.invalid.empty()) return req;
+  // An unset end is the table's last row: a grid's resolved row count.
+  if (end_unset) req.end = req.spec.max_len;
   const uint64_t max_message = limits.max_message_bytes;
   switch (method) {
     case FuzzMethod::kEncode:
@@ -610,10 +737,23 @@ class ValueChecker {
       const uint32_t pos = position_of(r);
       uint32_t i = 0;
       bool is_sin = false;
-      PairOf(req_.spec.layout, req_.spec.d, col, &i, &is_sin);
       uint64_t got = 0;
       std::memcpy(&got, data.data() + e * size, size);  // little-endian host
-      const uint64_t want = reference_.Bits(i, pos, is_sin);
+      uint64_t want;
+      if (req_.spec.grid != nullptr) {
+        // tests/numerics/grid_reference.h, from the GridSpec definition.
+        if (grid_ == nullptr) {
+          grid_ = std::make_unique<testing::LibraryTable>(
+              testing::GridSpecTable(req_.spec));
+        }
+        const testing::GridElement g = grid_->element(pos, col);
+        i = g.i;
+        is_sin = g.is_sin;
+        want = testing::GridElementBits(g, grid_->base, req_.spec.dtype);
+      } else {
+        PairOf(req_.spec.layout, req_.spec.d, col, &i, &is_sin);
+        want = reference_.Bits(i, pos, is_sin);
+      }
       ++counters.values_checked;
       if (got != want) {
         return absl::StrCat(
@@ -630,6 +770,7 @@ class ValueChecker {
  private:
   const Request& req_;
   Reference reference_;
+  std::unique_ptr<testing::LibraryTable> grid_;  // grid tables
   std::mt19937_64 rng_;
   int samples_ = 0;
 };

@@ -13,7 +13,8 @@
 //      the harness itself reads as valid, shapes, positions, sizes, the
 //      echoed routing key, and a sample of the values bit for bit against
 //      the independent MPFR references of tests/numerics
-//      (mpfr_reference.h, rope_reference.h; real_reference.h for Encode,
+//      (mpfr_reference.h, rope_reference.h; grid_reference.h for grid
+//      tables, read from the proto's GridSpec rules; real_reference.h for Encode,
 //      its pad and input columns too; the request is read and the columns
 //      mapped by the harness, not by core/ or server/);
 //   3. the server must go idle (no call, task or inflight byte left);
