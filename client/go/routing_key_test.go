@@ -134,3 +134,27 @@ func TestRoutingKeyFoldsPartialRotaryFactor(t *testing.T) {
 		t.Errorf("out-of-range factor: RoutingKey() = %q, want %q", got, want)
 	}
 }
+
+// The proto's grid example (MAE ViT-B/16 with its cls token), as the C++
+// and Python clients write it; unset fraction parts and order fold in.
+func TestRoutingKeyGrid(t *testing.T) {
+	axis := func() *pb.GridSpecAxis { return &pb.GridSpecAxis{Size: 14, Channels: 384} }
+	mae := Spec{D: 768, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS, Grid: &pb.GridSpec{
+		Axes: []*pb.GridSpecAxis{axis(), axis()}, ChannelOrder: []uint32{1, 0}, ExtraZeroRows: 1}}
+	want := "d=768;base=10000;dtype=float32;layout=concat_sin_cos;freq=paper;" +
+		"grid=14:384:0:1/1,14:384:0:1/1;order=1,0;sin_cos=per_axis;extra=1"
+	if got := mae.RoutingKey(); got != want {
+		t.Errorf("MAE key = %q, want %q", got, want)
+	}
+	a := Spec{D: 64, Grid: &pb.GridSpec{Axes: []*pb.GridSpecAxis{
+		{Size: 4, Channels: 32, PositionNumerator: 16, PositionDenominator: 48}, {Size: 6, Channels: 32}},
+		SinCos: pb.GridSinCos_GRID_SIN_COS_GROUPED}}
+	wantA := "d=64;base=10000;dtype=float32;layout=interleaved;freq=paper;" +
+		"grid=4:32:0:1/3,6:32:0:1/1;order=0,1;sin_cos=grouped;extra=0"
+	if got := a.RoutingKey(); got != wantA {
+		t.Errorf("key = %q, want %q", got, wantA)
+	}
+	if p := mae.proto(); p.GetGrid().GetExtraZeroRows() != 1 || len(p.GetGrid().GetAxes()) != 2 {
+		t.Errorf("proto grid = %v", p.GetGrid())
+	}
+}

@@ -29,6 +29,12 @@ type Spec struct {
 	Frequency           pb.Frequency
 	Rope                *pb.RopeScaling
 	PartialRotaryFactor float64
+	// Grid makes the spec a grid table (the 2D/3D sin-cos position
+	// embeddings of MAE, diffusers, timm, CogVideoX; docs/encodings.md "Grid
+	// tables"): rows are the grid's points, D the sum of its axes' channels,
+	// MaxLen 0 (the grid's rows) or that count. nil: positions 0..MaxLen-1.
+	// Sent as is, like Rope.
+	Grid *pb.GridSpec
 }
 
 func (s Spec) proto() *pb.TableSpec {
@@ -41,6 +47,7 @@ func (s Spec) proto() *pb.TableSpec {
 		Frequency:           s.Frequency,
 		Rope:                s.Rope,
 		PartialRotaryFactor: s.PartialRotaryFactor,
+		Grid:                s.Grid,
 	}
 }
 
@@ -93,7 +100,48 @@ func (s Spec) RoutingKey() string {
 	if s.Rope != nil {
 		key += ropeKeySuffix(s.Rope)
 	}
+	if s.Grid != nil {
+		key += gridKeySuffix(s.Grid)
+	}
 	return key
+}
+
+// gridKeySuffix is ";grid=<size>:<channels>:<first>:<num>/<den>,...;order=
+// ...;sin_cos=...;extra=..." with the position fraction's zeros taken as 1
+// and reduced by its gcd, order the channel order or 0,1,... when unset.
+func gridKeySuffix(g *pb.GridSpec) string {
+	gcd := func(a, b uint32) uint32 {
+		for b != 0 {
+			a, b = b, a%b
+		}
+		return a
+	}
+	axes := make([]string, 0, len(g.GetAxes()))
+	for _, a := range g.GetAxes() {
+		num, den := a.GetPositionNumerator(), a.GetPositionDenominator()
+		if num == 0 {
+			num = 1
+		}
+		if den == 0 {
+			den = 1
+		}
+		c := gcd(num, den)
+		axes = append(axes, fmt.Sprintf("%d:%d:%d:%d/%d", a.GetSize(), a.GetChannels(),
+			a.GetFirstIndex(), num/c, den/c))
+	}
+	order := make([]string, 0, len(g.GetAxes()))
+	if len(g.GetChannelOrder()) == 0 {
+		for k := range g.GetAxes() {
+			order = append(order, strconv.Itoa(k))
+		}
+	} else {
+		for _, a := range g.GetChannelOrder() {
+			order = append(order, strconv.FormatUint(uint64(a), 10))
+		}
+	}
+	return ";grid=" + strings.Join(axes, ",") + ";order=" + strings.Join(order, ",") +
+		";sin_cos=" + enumName(int32(g.GetSinCos()), "per_axis", "per_axis", "grouped") +
+		";extra=" + strconv.FormatUint(uint64(g.GetExtraZeroRows()), 10)
 }
 
 func ropeKeySuffix(r *pb.RopeScaling) string {

@@ -45,8 +45,8 @@ export type Frequency = 'paper' | 't2t';
 export interface TableSpec {
   /** Channels per row (even). */
   d: number;
-  /** Number of rows. */
-  maxLen: number;
+  /** Number of rows (a grid table: 0 or unset means the grid's rows). */
+  maxLen?: number;
   /** Wavelength base; 0 or unset means 10000. */
   base?: number;
   /** Default 'float32'. */
@@ -59,6 +59,32 @@ export interface TableSpec {
   rope?: RopeScaling;
   /** Fraction of d that is rotated; 0 or unset means 1. */
   partialRotaryFactor?: number;
+  /** A grid table (MAE, diffusers, timm, CogVideoX); unset: positions. */
+  grid?: GridSpec;
+}
+
+/** One axis of a GridSpec: size points at (firstIndex + k) * num / den. */
+export interface GridAxis {
+  size: number;
+  /** Channels of the axis's block (even). */
+  channels: number;
+  /** Index of point 0 (SD3's crop); default 0. */
+  firstIndex?: number;
+  /** Position step numerator and denominator; 0 or unset means 1. */
+  positionNumerator?: number;
+  positionDenominator?: number;
+}
+
+/** The points of a grid table (posenc.proto GridSpec). */
+export interface GridSpec {
+  /** Axes in row order (the first varies slowest), 1 to 3. */
+  axes: GridAxis[];
+  /** The axes in the order of their blocks in a row; [] means row order. */
+  channelOrder?: number[];
+  /** Default 'per_axis'; 'grouped' puts every block's sines first. */
+  sinCos?: 'per_axis' | 'grouped';
+  /** Zero rows before the grid's (cls tokens); default 0. */
+  extraZeroRows?: number;
 }
 
 /** Frequencies of an EncodingSpec: diffusers/GLIDE/FLUX's or nerfstudio's. */

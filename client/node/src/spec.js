@@ -63,6 +63,9 @@ function lookup(table, field, value) {
  * @property {RopeScaling} [rope]  RoPE scaling; unset = plain sinusoid
  * @property {number} [partialRotaryFactor]  0 or unset = 1; d_rot =
  *   floor(d * partialRotaryFactor)
+ * @property {GridSpec} [grid]    a grid table (docs/encodings.md "Grid
+ *   tables"): d the sum of the axes' channels, maxLen 0 or unset (the
+ *   grid's rows)
  */
 
 /**
@@ -84,6 +87,40 @@ function lookup(table, field, value) {
  * @property {number[]} [shortFactor]
  * @property {number[]} [longFactor]
  */
+
+/**
+ * The points of a grid table, the proto's GridSpec in camelCase: axes in
+ * row order (the first varies slowest), each { size, channels, firstIndex,
+ * positionNumerator, positionDenominator } (positions (firstIndex + k) *
+ * num / den, 0 = 1); channelOrder the axes in the order of their blocks
+ * ([] = row order; MAE [1, 0]); sinCos per_axis (default) | grouped;
+ * extraZeroRows zero rows first (cls tokens).
+ * @typedef {object} GridSpec
+ * @property {object[]} axes
+ * @property {number[]} [channelOrder]
+ * @property {string} [sinCos]
+ * @property {number} [extraZeroRows]
+ */
+
+const GRID_SIN_COS = {
+  per_axis: 'GRID_SIN_COS_PER_AXIS', grouped: 'GRID_SIN_COS_GROUPED',
+};
+
+/** @param {GridSpec} grid */
+function gridToProto(grid) {
+  return {
+    axes: (grid.axes ?? []).map((a) => ({
+      size: a.size ?? 0,
+      channels: a.channels ?? 0,
+      firstIndex: a.firstIndex ?? 0,
+      positionNumerator: a.positionNumerator ?? 0,
+      positionDenominator: a.positionDenominator ?? 0,
+    })),
+    channelOrder: Array.from(grid.channelOrder ?? [], Number),
+    sinCos: lookup(GRID_SIN_COS, 'grid.sinCos', grid.sinCos ?? 'per_axis'),
+    extraZeroRows: grid.extraZeroRows ?? 0,
+  };
+}
 
 /** @param {RopeScaling} rope */
 function ropeToProto(rope) {
@@ -123,6 +160,10 @@ function specToProto(spec) {
   }
   if (spec.rope !== undefined && spec.rope !== null) {
     proto.rope = ropeToProto(spec.rope);
+  }
+  if (spec.grid !== undefined && spec.grid !== null) {
+    proto.grid = gridToProto(spec.grid);
+    if (proto.maxLen === undefined) proto.maxLen = 0;
   }
   return proto;
 }
@@ -256,7 +297,28 @@ function routingKeyOfProto(proto) {
     key += `;prf=${String(prf)}`;
   }
   if (proto.rope) key += ropeKeySuffix(proto.rope);
+  if (proto.grid) key += gridKeySuffix(proto.grid);
   return key;
+}
+
+// ";grid=<size>:<channels>:<first>:<num>/<den>,...;order=...;sin_cos=...;
+// extra=..." (posenc.proto, Routing key): the fraction's zeros taken as 1
+// and reduced by its gcd; order the channel order, or 0,1,... when unset.
+function gridKeySuffix(grid) {
+  const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
+  const axes = (grid.axes ?? []).map((a) => {
+    const num = a.positionNumerator || 1;
+    const den = a.positionDenominator || 1;
+    const c = gcd(num, den);
+    return `${a.size ?? 0}:${a.channels ?? 0}:${a.firstIndex ?? 0}:` +
+      `${num / c}/${den / c}`;
+  });
+  const order = (grid.channelOrder ?? []).length ?
+    Array.from(grid.channelOrder, String) :
+    axes.map((_, k) => String(k));
+  return `;grid=${axes.join(',')};order=${order.join(',')}` +
+    `;sin_cos=${enumKeyName(grid.sinCos, 'GRID_SIN_COS_', 'per_axis')}` +
+    `;extra=${grid.extraZeroRows ?? 0}`;
 }
 
 // ";rope=<type>" and each non-zero field of a RopeScaling message, or ""

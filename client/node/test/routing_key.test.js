@@ -26,3 +26,20 @@ test('routing key names every other field, base as String(x)', () => {
       `d=8;base=${text};dtype=float32;layout=interleaved;freq=paper`);
   }
 });
+
+test('routing key of a grid table: the proto example, defaults folded', () => {
+  const axis = { size: 14, channels: 384 };
+  assert.strictEqual(
+    routingKey({ d: 768, layout: 'concat_sin_cos',
+      grid: { axes: [axis, axis], channelOrder: [1, 0], extraZeroRows: 1 } }),
+    'd=768;base=10000;dtype=float32;layout=concat_sin_cos;freq=paper;' +
+    'grid=14:384:0:1/1,14:384:0:1/1;order=1,0;sin_cos=per_axis;extra=1');
+  assert.strictEqual(
+    routingKey({ d: 64, grid: { sinCos: 'grouped', axes: [
+      { size: 4, channels: 32, positionNumerator: 16, positionDenominator: 48 },
+      { size: 6, channels: 32 }] } }),
+    'd=64;base=10000;dtype=float32;layout=interleaved;freq=paper;' +
+    'grid=4:32:0:1/3,6:32:0:1/1;order=0,1;sin_cos=grouped;extra=0');
+  assert.throws(() => routingKey({ d: 4, grid: { axes: [], sinCos: 'both' } }),
+    /grid.sinCos/);
+});
