@@ -27,6 +27,11 @@
 // integer exponent (x * scale * 2^(e+2) an integer n: sin, cos of n pi / 2,
 // zeros as +0).
 //
+// Grid tables (TableSpec.grid, the grid_ lines) likewise, from the GridSpec
+// text of posenc.proto: each block's values sin/cos(x * base^(-2i / c)) of
+// the exact rational position x, evaluated at 256+ bits (mpfr_pow) and
+// rounded once when mpfr_can_round proves it.
+//
 // Prints the expected interop transcript (one line per call) to stdout.
 // Regenerate the committed goldens with:
 //   ninja -C build posenc_make_golden &&
@@ -706,7 +711,111 @@ std::string EncodingRow(const Encoding& spec, const double* x) {
   return row;
 }
 
+// A grid table (TableSpec.grid), from posenc.proto's GridSpec text: axis a
+// has points k at x_k = (first_index + k) * p / q and a block of `channels`
+// channels, f_i = base^(-2i / channels), [sin | cos] (LAYOUT_CONCAT_SIN_COS,
+// GRID_SIN_COS_PER_AXIS); extra_zero_rows zero rows, then the points
+// row-major (the last axis fastest); the blocks in channel_order.
+struct GridAxisSpec {
+  uint32_t size, channels, first_index, p, q;
+};
+struct Grid {
+  double base = 10000;
+  DType dtype = DType::kFloat32;
+  std::vector<GridAxisSpec> axes;
+  std::vector<uint32_t> channel_order;
+  uint32_t extra_zero_rows = 0;
+  uint32_t rows() const {
+    uint32_t n = 1;
+    for (const GridAxisSpec& a : axes) n *= a.size;
+    return n + extra_zero_rows;
+  }
+  uint32_t d() const {
+    uint32_t d = 0;
+    for (const GridAxisSpec& a : axes) d += a.channels;
+    return d;
+  }
+};
+
+// The block [sin(x f_0) .. | cos(x f_0) ..] of x = num / den, each value
+// rounded once when mpfr_can_round proves it (else the precision doubles).
+std::string GridBlock(const Grid& grid, uint32_t channels, uint64_t num,
+                      uint64_t den) {
+  const uint32_t half = channels / 2;
+  std::vector<std::string> sin_bytes(half), cos_bytes(half);
+  const int target = FormatOf(grid.dtype).precision;
+  for (uint32_t i = 0; i < half; ++i) {
+    for (mpfr_prec_t prec = kPrecision;; prec *= 2) {
+      if (prec > 8192) {
+        std::fprintf(stderr, "make_golden: cannot round a grid value\n");
+        std::exit(1);
+      }
+      mpfr_t e, f, x, sv, cv;
+      for (mpfr_ptr v : {e, f, x, sv, cv}) mpfr_init2(v, prec);
+      mpfr_set_si(e, -static_cast<long>(2 * i), MPFR_RNDN);
+      mpfr_div_ui(e, e, channels, MPFR_RNDN);
+      mpfr_set_d(f, grid.base, MPFR_RNDN);
+      mpfr_pow(f, f, e, MPFR_RNDN);  // base^(-2i / channels)
+      mpfr_set_ui(x, static_cast<unsigned long>(num), MPFR_RNDN);
+      mpfr_div_ui(x, x, static_cast<unsigned long>(den), MPFR_RNDN);
+      mpfr_mul(x, x, f, MPFR_RNDN);
+      mpfr_sin_cos(sv, cv, x, MPFR_RNDN);
+      bool ok = true;
+      if (num == 0) {  // sin 0 = +0, cos 0 = 1 exactly
+        mpfr_set_zero(sv, 1);
+        mpfr_set_ui(cv, 1, MPFR_RNDN);
+      } else {
+        // A few roundings of 2^-prec, |angle| < 2^24: within 2^(32 - prec)
+        // absolutely; allow 2^(64 - prec).
+        for (mpfr_ptr v : {sv, cv}) {
+          ok = ok && !mpfr_zero_p(v) &&
+               mpfr_can_round(v, mpfr_get_exp(v) - (64 - prec), MPFR_RNDN,
+                              MPFR_RNDZ, target + 1) != 0;
+        }
+      }
+      if (ok) {
+        AppendValue(sv, grid.dtype, &sin_bytes[i]);
+        AppendValue(cv, grid.dtype, &cos_bytes[i]);
+      }
+      for (mpfr_ptr v : {e, f, x, sv, cv}) mpfr_clear(v);
+      if (ok) break;
+    }
+  }
+  std::string block;
+  for (const auto& b : sin_bytes) block += b;
+  for (const auto& b : cos_bytes) block += b;
+  return block;
+}
+
+std::string GridRow(const Grid& grid, uint32_t row) {
+  const size_t size = grid.dtype == DType::kFloat64   ? 8
+                      : grid.dtype == DType::kFloat32 ? 4
+                                                      : 2;
+  if (row < grid.extra_zero_rows) return std::string(grid.d() * size, '\0');
+  uint32_t g = row - grid.extra_zero_rows;
+  std::vector<uint32_t> index(grid.axes.size());
+  for (size_t a = grid.axes.size(); a-- > 0;) {
+    index[a] = g % grid.axes[a].size;
+    g /= grid.axes[a].size;
+  }
+  std::string out;
+  for (uint32_t a : grid.channel_order) {
+    const GridAxisSpec& axis = grid.axes[a];
+    out += GridBlock(grid, axis.channels,
+                     uint64_t{axis.first_index + index[a]} * axis.p, axis.q);
+  }
+  return out;
+}
+
 using ::posenc::testing::Sha256Hex;
+
+// "GetTable <name> <dtype> <rows>x<d> sha256=<hex>" of a whole grid table.
+void PrintGrid(const char* name, const Grid& grid) {
+  std::string bytes;
+  for (uint32_t r = 0; r < grid.rows(); ++r) bytes += GridRow(grid, r);
+  std::printf("GetTable %s %s %ux%u sha256=%s\n", name, DTypeName(grid.dtype),
+              grid.rows(), grid.d(), Sha256Hex(bytes).c_str());
+}
 
 // "Encode <name> <dtype> <points>x<width> sha256=<hex>".
 void PrintEncode(const char* name, const Encoding& spec,
@@ -979,6 +1088,16 @@ int main() {
   std::printf("Encode odd_dim INVALID_ARGUMENT\n");
   std::printf("Encode past_limit OUT_OF_RANGE\n");
 
+  // A grid table (SCRIPT.md, grid_crop_f16): SD3-style centre crop of a
+  // base_size 8 grid of 24 (positions (first + k) / 3), the column block
+  // first, one cls row.
+  Grid crop;
+  crop.dtype = DType::kFloat16;
+  crop.axes = {{3, 16, 10, 1, 3}, {5, 16, 9, 1, 3}};
+  crop.channel_order = {1, 0};
+  crop.extra_zero_rows = 1;
+  PrintGrid("grid_crop_f16", crop);
+
   // Partial rotary: d=64, prf 0.5 (rotary dimension 32), DeepSeek-style
   // YaRN. Key only.
   Rope yarn_prf;
@@ -1013,6 +1132,10 @@ int main() {
       {"rope_yarn_prf", 64, 0, "bfloat16", "rotate_half", "", &yarn_prf, 0.5},
   };
   for (const KeyCase& key : keys) PrintKey(key);
+  std::printf(
+      "Key grid_crop_f16 d=32;base=10000;dtype=float16;layout=concat_sin_cos;"
+      "freq=paper;grid=3:16:10:1/3,5:16:9:1/3;order=1,0;sin_cos=per_axis;"
+      "extra=1\n");
   // The worked example, from the reference float32 row, as clients print it.
   const std::string example = Row(d4, 2);
   std::printf("Example d4_pos2");

@@ -27,6 +27,8 @@ namespace {
 using posenc::DType;
 using posenc::Frequency;
 using posenc::FrequencyScheme;
+using posenc::GridAxis;
+using posenc::GridSpec;
 using posenc::Layout;
 using posenc::RealEncodingSpec;
 using posenc::RopeScaling;
@@ -55,6 +57,26 @@ TableSpec WithRope(TableSpec spec, const RopeScaling& rope) {
 }
 
 // The RoPE specs of SCRIPT.md (max_len as in the calls).
+// SCRIPT.md's grid_crop_f16: max_len unset (the grid's 16 rows).
+TableSpec GridCropF16() {
+  auto grid = std::make_shared<GridSpec>();
+  GridAxis h, w;
+  h.size = 3;
+  h.channels = 16;
+  h.first_index = 10;
+  h.numerator = 1;
+  h.denominator = 3;
+  w = h;
+  w.size = 5;
+  w.first_index = 9;
+  grid->axes = {h, w};
+  grid->channel_order = {1, 0};
+  grid->extra_zero_rows = 1;
+  TableSpec spec = Spec(32, 0, 10000, DType::kFloat16, Layout::kConcatSinCos);
+  spec.grid = std::move(grid);
+  return spec;
+}
+
 TableSpec RopeLlama3Bf16() {  // Llama 3.1
   RopeScaling r;
   r.type = RopeType::kLlama3;
@@ -295,6 +317,10 @@ int main(int argc, char** argv) {
   const std::vector<double> past_limit = {17000};
   PrintTensor("Encode", "past_limit", client.Encode(flux, past_limit));
 
+  // A grid table: SD3-style crop, column block first, one cls row.
+  const TableSpec crop = GridCropF16();
+  PrintTensor("GetTable", "grid_crop_f16", client.GetTable(crop));
+
   // The routing keys of the specs above and of tricky bases.
   PrintKey("d4_f32", Spec(4, 1, 10000, DType::kFloat32, Layout::kInterleaved,
                           Frequency::kPaper));
@@ -334,6 +360,7 @@ int main(int argc, char** argv) {
   PrintKey("rope_bad_list", RopeBadList());
   std::printf("Key rope_yarn_prf %s\n",
               posenc::RoutingKey(RopeYarnPrfProto()).c_str());
+  PrintKey("grid_crop_f16", crop);
 
   const std::vector<uint32_t> two = {2};
   absl::StatusOr<Tensor> example = client.GetRows(Spec(4, 16), two);

@@ -141,6 +141,16 @@ async function main() {
     await tensorLine('Encode', 'odd_dim', client.encode({ dim: 5 }, [1]));
     await tensorLine('Encode', 'past_limit', client.encode(flux, [17000]));
 
+    // A grid table, maxLen unset.
+    const crop = { d: 32, dtype: 'float16', layout: 'concat_sin_cos', grid: {
+      axes: [
+        { size: 3, channels: 16, firstIndex: 10, positionNumerator: 1,
+          positionDenominator: 3 },
+        { size: 5, channels: 16, firstIndex: 9, positionNumerator: 1,
+          positionDenominator: 3 }],
+      channelOrder: [1, 0], extraZeroRows: 1 } };
+    await tensorLine('GetTable', 'grid_crop_f16', client.table(crop));
+
     console.log('Key d4_f32 ' + routingKey({ d: 4, maxLen: 1 }));
     console.log('Key d512_f64_concat ' + routingKey({ d: 512, maxLen: 1, base: 500.5, dtype: 'float64', layout: 'concat_sin_cos' }));
     console.log('Key d1024_f16_t2t ' + routingKey({ d: 1024, maxLen: 1, base: 1e6, dtype: 'float16', frequency: 't2t' }));
@@ -161,6 +171,7 @@ async function main() {
     console.log('Key rope_dynamic_f16 ' + routingKey(dynamic));
     console.log('Key rope_bad_list ' + routingKey(badList));
     console.log('Key rope_yarn_prf ' + routingKey(yarnPrf));
+    console.log('Key grid_crop_f16 ' + routingKey(crop));
     const example = await client.gather({ d: 4, maxLen: 16 }, [2]);
     console.log(['Example', 'd4_pos2',
                  ...Array.from(example.data, (v) => v.toFixed(4))].join(' '));

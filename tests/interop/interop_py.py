@@ -127,6 +127,16 @@ def main():
         error_line("Encode", "past_limit",
                    lambda: client.encode(flux, [17000]))
 
+        G = posenc.GridAxis  # a grid table, max_len unset
+        crop = T(d=32, dtype="float16", layout="concat_sin_cos",
+                 grid=posenc.GridSpec(
+                     axes=(G(3, 16, first_index=10, numerator=1,
+                             denominator=3),
+                           G(5, 16, first_index=9, numerator=1,
+                             denominator=3)),
+                     channel_order=(1, 0), extra_zero_rows=1))
+        line("GetTable", "grid_crop_f16", client.table(crop))
+
         T = posenc.TableSpec  # keys of the specs above and tricky bases
         print("Key d4_f32 " + T(d=4, max_len=1).routing_key())
         print("Key d512_f64_concat " + T(d=512, max_len=1, base=500.5, dtype="float64", layout="concat_sin_cos").routing_key())
@@ -148,6 +158,7 @@ def main():
         print("Key rope_dynamic_f16 " + dynamic.routing_key())
         print("Key rope_bad_list " + bad_list.routing_key())
         print("Key rope_yarn_prf " + yarn_prf.routing_key())
+        print("Key grid_crop_f16 " + crop.routing_key())
         row = client.gather(T(d=4, max_len=16), [2])[0]
         print("Example d4_pos2 " + " ".join(f"{v:.4f}" for v in row))
 

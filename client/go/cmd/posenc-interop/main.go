@@ -176,6 +176,15 @@ func main() {
 	t, err = c.Encode(ctx, flux, []float64{17000})
 	printTensor("Encode", "past_limit", t, err)
 
+	// A grid table, MaxLen unset.
+	crop := posenc.Spec{D: 32, DType: pb.DType_DTYPE_FLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS,
+		Grid: &pb.GridSpec{Axes: []*pb.GridSpecAxis{
+			{Size: 3, Channels: 16, FirstIndex: 10, PositionNumerator: 1, PositionDenominator: 3},
+			{Size: 5, Channels: 16, FirstIndex: 9, PositionNumerator: 1, PositionDenominator: 3}},
+			ChannelOrder: []uint32{1, 0}, ExtraZeroRows: 1}}
+	t, err = c.Table(ctx, crop)
+	printTensor("GetTable", "grid_crop_f16", t, err)
+
 	// The routing keys of the specs above and of tricky bases.
 	fmt.Println("Key d4_f32 " + posenc.Spec{D: 4, MaxLen: 1}.RoutingKey())
 	fmt.Println("Key d512_f64_concat " + posenc.Spec{D: 512, MaxLen: 1, Base: 500.5, DType: pb.DType_DTYPE_FLOAT64, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS}.RoutingKey())
@@ -197,6 +206,7 @@ func main() {
 	fmt.Println("Key rope_dynamic_f16 " + dynamic.RoutingKey())
 	fmt.Println("Key rope_bad_list " + badList.RoutingKey())
 	fmt.Println("Key rope_yarn_prf " + yarnPrf.RoutingKey())
+	fmt.Println("Key grid_crop_f16 " + crop.RoutingKey())
 
 	t, err = c.Gather(ctx, posenc.Spec{D: 4, MaxLen: 16}, []uint32{2})
 	if err != nil {
