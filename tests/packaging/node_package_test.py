@@ -39,6 +39,12 @@ import { PosencClient, PosencError, Tensor, bfloat16ToNumber } from 'posenc';
 async function misuse(client: PosencClient): Promise<void> {
   // @ts-expect-error maxLen is required
   await client.table({ d: 4 });
+  // A grid table needs no maxLen (this line must compile) ...
+  await client.table({ d: 16, layout: 'concat_sin_cos', grid: {
+    axes: [{ size: 4, channels: 8 }, { size: 4, channels: 8 }],
+    channelOrder: [1, 0], sinCos: 'per_axis', extraZeroRows: 1 } });
+  // @ts-expect-error ... but its axes
+  await client.table({ d: 4, grid: {} });
   // @ts-expect-error no such dtype
   await client.table({ d: 4, maxLen: 4, dtype: 'int8' });
   // @ts-expect-error positions are numbers

@@ -42,11 +42,9 @@ export type Frequency = 'paper' | 't2t';
  * d_rot = floor(d * partialRotaryFactor) when set, twice that for the RoPE
  * layouts ('rotate_half', 'interleaved_pairs': rows [cos | sin]).
  */
-export interface TableSpec {
+interface TableSpecFields {
   /** Channels per row (even). */
   d: number;
-  /** Number of rows (a grid table: 0 or unset means the grid's rows). */
-  maxLen?: number;
   /** Wavelength base; 0 or unset means 10000. */
   base?: number;
   /** Default 'float32'. */
@@ -59,9 +57,26 @@ export interface TableSpec {
   rope?: RopeScaling;
   /** Fraction of d that is rotated; 0 or unset means 1. */
   partialRotaryFactor?: number;
-  /** A grid table (MAE, diffusers, timm, CogVideoX); unset: positions. */
-  grid?: GridSpec;
 }
+
+/** A table of positions 0..maxLen-1. */
+export interface PositionTableSpec extends TableSpecFields {
+  /** Number of rows. */
+  maxLen: number;
+  grid?: undefined;
+}
+
+/**
+ * A grid table (MAE, diffusers, timm, CogVideoX 2D/3D position embeddings):
+ * rows are the grid's points, d the sum of its axes' channels.
+ */
+export interface GridTableSpec extends TableSpecFields {
+  /** 0 or unset means the grid's rows. */
+  maxLen?: number;
+  grid: GridSpec;
+}
+
+export type TableSpec = PositionTableSpec | GridTableSpec;
 
 /** One axis of a GridSpec: size points at (firstIndex + k) * num / den. */
 export interface GridAxis {
