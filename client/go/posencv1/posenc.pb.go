@@ -521,12 +521,15 @@ type TableSpec struct {
 	unknownFields protoimpl.UnknownFields
 
 	// Model dimension: number of channels per row. Required; even, 2..max_d
-	// (server flag --max_d, default 65536). Odd d is INVALID_ARGUMENT.
+	// (server flag --max_d, default 65536). Odd d is INVALID_ARGUMENT. With
+	// `grid`: the sum of the axes' channels.
 	D uint32 `protobuf:"varint,1,opt,name=d,proto3" json:"d,omitempty"`
 	// Wavelength base. 0 (unset) means 10000. Must be finite and > 1.
 	Base float64 `protobuf:"fixed64,2,opt,name=base,proto3" json:"base,omitempty"`
 	// Number of positions in the table: rows 0..max_len-1. Required;
-	// 1..max_len_limit (server flag --max_len_limit, default 16777216).
+	// 1..max_len_limit (server flag --max_len_limit, default 16777216). With
+	// `grid`: 0 (unset) means the grid's row count, any other value must
+	// equal it.
 	MaxLen uint32 `protobuf:"varint,3,opt,name=max_len,json=maxLen,proto3" json:"max_len,omitempty"`
 	// Element type of the returned values. Unset means DTYPE_FLOAT32.
 	Dtype DType `protobuf:"varint,4,opt,name=dtype,proto3,enum=posenc.v1.DType" json:"dtype,omitempty"`
