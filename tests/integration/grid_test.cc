@@ -123,6 +123,27 @@ TEST_F(GridTest, RationalPositions_SameBytesAsCore) {
   EXPECT_EQ(table->data, LocalTable(spec));
 }
 
+TEST_F(GridTest, LargeGrid_ComputedInPoolChunksSameBytesAsCore) {
+  // 128 x 128 x 256 float32 (16 MiB): the server computes it in chunks on
+  // its compute pool, each chunk's blocks on its own.
+  auto grid = std::make_shared<GridSpec>();
+  GridAxis axis;
+  axis.size = 128;
+  axis.channels = 128;
+  axis.numerator = 1;
+  axis.denominator = 2;
+  grid->axes = {axis, axis};
+  grid->channel_order = {1, 0};
+  TableSpec spec;
+  spec.d = 256;
+  spec.layout = Layout::kConcatSinCos;
+  spec.grid = grid;
+  absl::StatusOr<Tensor> table = client_->GetTable(spec);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->shape, (std::vector<uint32_t>{16384, 256}));
+  EXPECT_TRUE(table->data == LocalTable(spec));
+}
+
 void ExpectStatus(const absl::Status& s, absl::StatusCode code,
                   const std::string& field) {
   EXPECT_EQ(s.code(), code) << s;
