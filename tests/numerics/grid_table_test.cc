@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/encoding.h"
+#include "core/grid_presets.h"
 #include "core/table.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
@@ -221,6 +222,36 @@ TEST(GridTableTest, LongIntegerAxes_AngleAdditionPathMatchesMpfr) {
       }
     }
   }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+TEST(GridTableTest, Presets_MatchTheLibrariesCode) {
+  // core/grid_presets.h, each against the reference written from the
+  // library's code, in every dtype.
+  CheckStats stats;
+  CheckWholeTable(MaeGrid(32, 5, true), testing::MaeTable(32, 5, true), stats);
+  DiffusersGridOptions o;
+  o.base_size = 16;
+  o.scale_num = 3;
+  o.scale_den = 2;
+  o.cls_token = true;
+  o.extra_tokens = 2;
+  CheckWholeTable(DiffusersGrid(24, 4, 6, o),
+                  testing::DiffusersTable(24, 4, 6, true, 2, 3, 2, 16), stats);
+  DiffusersGridOptions sd3;
+  sd3.base_size = 8;
+  sd3.pos_embed_max_size = 24;
+  CheckWholeTable(DiffusersGrid(16, 5, 7, sd3),
+                  testing::Sd3CroppedTable(16, 24, 8, 1, 1, 5, 7), stats);
+  for (bool reverse : {false, true}) {
+    for (bool interleave : {false, true}) {
+      CheckWholeTable(TimmGrid(3, 5, 16, 1000, reverse, interleave),
+                      testing::TimmTable(3, 5, 16, 1000, reverse, interleave),
+                      stats);
+    }
+  }
+  CheckWholeTable(CogVideoXGrid(32, 4, 3, 2, 15, 8, 1, 1),
+                  testing::CogVideoXTable(32, 4, 3, 2, 15, 8, 1, 1), stats);
   ::posenc::testing::ReportChecked(stats);
 }
 
