@@ -135,6 +135,31 @@ absl::StatusOr<std::vector<double>> CliArgs::GetDoubleList(
   return out;
 }
 
+absl::StatusOr<PointGrid> CliArgs::GetGrid(const std::string& name) const {
+  PointGrid grid;
+  for (absl::string_view part :
+       absl::StrSplit(GetString(name, ""), ',', absl::SkipWhitespace())) {
+    const std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
+    int32_t start = 0;
+    uint32_t count = 1;
+    if (fields.size() > 2 || !absl::SimpleAtoi(fields[0], &start) ||
+        (fields.size() == 2 && !absl::SimpleAtoi(fields[1], &count))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name,
+                       " takes start:count (or start) per coordinate, "
+                       "comma-separated integers; got '",
+                       part, "'"));
+    }
+    grid.start.push_back(start);
+    grid.count.push_back(count == 0 ? 1 : count);
+  }
+  if (grid.start.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " is empty; e.g. --", name, " 0,0:64,0:64"));
+  }
+  return grid;
+}
+
 absl::StatusOr<RealEncodingSpec> CliArgs::GetEncodingSpec() const {
   RealEncodingSpec spec;
   const std::string frequency = GetString("frequency", "exponential");
@@ -167,14 +192,32 @@ absl::StatusOr<RealEncodingSpec> CliArgs::GetEncodingSpec() const {
   absl::StatusOr<double> scale = GetDouble("scale", 1);
   if (!scale.ok()) return scale.status();
   spec.scale = *scale;
-  absl::StatusOr<uint32_t> coordinates = GetUint32("coordinates", 1);
+  if (Has("axes-dim")) {
+    absl::StatusOr<std::vector<uint32_t>> axes = GetUint32List("axes-dim");
+    if (!axes.ok()) return axes.status();
+    spec.axes_dim = *axes;
+  }
+  if (Has("mrope-section")) {
+    absl::StatusOr<std::vector<uint32_t>> sections =
+        GetUint32List("mrope-section");
+    if (!sections.ok()) return sections.status();
+    spec.mrope_section = *sections;
+  }
+  absl::StatusOr<bool> interleaved = GetBool("mrope-interleaved");
+  if (!interleaved.ok()) return interleaved.status();
+  spec.mrope_interleaved = *interleaved;
+  // Multi-axis: one coordinate per axis unless --coordinates says otherwise
+  // (the server checks that they agree).
+  const size_t axes = std::max(spec.axes_dim.size(), spec.mrope_section.size());
+  absl::StatusOr<uint32_t> coordinates =
+      GetUint32("coordinates", axes != 0 ? static_cast<uint32_t>(axes) : 1);
   if (!coordinates.ok()) return coordinates.status();
   spec.coordinates = *coordinates;
   absl::StatusOr<bool> include_input = GetBool("include-input");
   if (!include_input.ok()) return include_input.status();
   spec.include_input = *include_input;
   if (spec.scheme == FrequencyScheme::kExponential) {
-    if (!Has("dim")) {
+    if (!Has("dim") && spec.axes_dim.empty()) {
       return absl::InvalidArgumentError(
           "--dim is required (channels per coordinate), e.g. --dim 320");
     }
@@ -206,12 +249,13 @@ absl::StatusOr<RealEncodingSpec> CliArgs::GetEncodingSpec() const {
   if (absl::Status s = ParseDTypeAndLayout("interleaved", &holder); !s.ok()) {
     return s;
   }
-  if (holder.layout == Layout::kRotateHalf ||
-      holder.layout == Layout::kInterleavedPairs) {
+  if (!spec.multi_axis() && (holder.layout == Layout::kRotateHalf ||
+                             holder.layout == Layout::kInterleavedPairs ||
+                             holder.layout == Layout::kRotationMatrix)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--layout ", GetString("layout", ""),
-        " is a RoPE table layout; encode takes interleaved, concat_sin_cos "
-        "or concat_cos_sin"));
+        " is a RoPE layout: it needs --axes-dim or --mrope-section; else "
+        "encode takes interleaved, concat_sin_cos or concat_cos_sin"));
   }
   spec.dtype = holder.dtype;
   spec.layout = holder.layout;
@@ -369,6 +413,11 @@ absl::StatusOr<TableSpec> CliArgs::GetSpec() const {
   if (absl::Status s = ParseDTypeAndLayout("interleaved", &spec); !s.ok()) {
     return s;
   }
+  if (spec.layout == Layout::kRotationMatrix) {
+    return absl::InvalidArgumentError(
+        "--layout rotation_matrix is encode's (multi-axis RoPE: --axes-dim or "
+        "--mrope-section), not a table's");
+  }
   const std::string frequency = GetString("frequency", "paper");
   if (frequency == "paper") {
     spec.frequency = Frequency::kPaper;
@@ -452,10 +501,12 @@ absl::Status CliArgs::ParseDTypeAndLayout(const std::string& default_layout,
     spec.layout = Layout::kRotateHalf;
   } else if (layout == "interleaved_pairs") {
     spec.layout = Layout::kInterleavedPairs;
+  } else if (layout == "rotation_matrix") {
+    spec.layout = Layout::kRotationMatrix;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "--layout must be interleaved, concat_sin_cos, concat_cos_sin, "
-        "rotate_half or interleaved_pairs, got '",
+        "rotate_half, interleaved_pairs or rotation_matrix, got '",
         layout, "'"));
   }
   return absl::OkStatus();

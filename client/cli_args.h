@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/point_grid.h"
 #include "core/real_encoding_spec.h"
 #include "core/table_spec.h"
 
@@ -64,9 +65,16 @@ class CliArgs {
   // --pad-odd-dim) or octaves (--num-frequencies required, --min-freq-exp,
   // --max-freq-exp; --dim optional); and --scale, --coordinates,
   // --include-input, --dtype, --layout (interleaved, concat_sin_cos or
-  // concat_cos_sin). An option of the other scheme is an error naming it;
-  // the values themselves are the server's to check.
+  // concat_cos_sin); multi-axis RoPE: --axes-dim or --mrope-section (with
+  // --mrope-interleaved), which also allow --layout rotate_half,
+  // interleaved_pairs and rotation_matrix, --coordinates defaulting to the
+  // axes. An option of the other scheme is an error naming it; the values
+  // themselves are the server's to check.
   absl::StatusOr<RealEncodingSpec> GetEncodingSpec() const;
+  // `--grid S:N,S,...`: one start:count (start alone: count 1) per
+  // coordinate, start an int32, count a uint32 (0 is 1, as the proto).
+  // INVALID_ARGUMENT naming the option when an entry does not parse.
+  absl::StatusOr<PointGrid> GetGrid(const std::string& name) const;
 
  private:
   absl::StatusOr<TableSpec> GetHfConfigSpec() const;

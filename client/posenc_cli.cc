@@ -145,6 +145,16 @@ constexpr char kUsage[] =
     "  --dtype T, --layout L    as above; layout interleaved|concat_sin_cos|"
     "\n"
     "                           concat_cos_sin (default: interleaved)\n"
+    "  --axes-dim 16,56,56      multi-axis RoPE: each axis's channels (FLUX)\n"
+    "  --mrope-section 16,24,24 multi-axis RoPE: Qwen2-VL's sections "
+    "(--dim = head_dim)\n"
+    "  --mrope-interleaved      Qwen3-VL's interleaved sections\n"
+    "                           (multi-axis also takes --layout rotate_half|"
+    "\n"
+    "                           interleaved_pairs|rotation_matrix)\n"
+    "  --grid 0,0:64,0:64       instead of --positions: start:count per "
+    "coordinate,\n"
+    "                           the integer points row-major\n"
     "rows and plot show progress on stderr when it is a terminal\n"
     "exit status: 0 success, 1 RPC or I/O error, 2 usage error\n";
 
@@ -161,12 +171,13 @@ const std::vector<std::string> kSpec = {
     "grid-first", "grid-order", "grid-sin-cos",  "grid-extra"};
 
 const std::vector<std::string> kEncodeOptions = {
-    "positions",       "dim",          "dtype",       "layout", "frequency",
-    "scale",           "max-period",   "shift",       "output", "coordinates",
-    "num-frequencies", "min-freq-exp", "max-freq-exp"};
+    "positions",    "dim",         "dtype",           "layout",
+    "frequency",    "scale",       "max-period",      "shift",
+    "output",       "coordinates", "num-frequencies", "min-freq-exp",
+    "max-freq-exp", "axes-dim",    "mrope-section",   "grid"};
 // Options of `encode` that take no value.
-const std::vector<std::string> kEncodeSwitches = {"pad-odd-dim",
-                                                  "include-input"};
+const std::vector<std::string> kEncodeSwitches = {
+    "pad-odd-dim", "include-input", "mrope-interleaved"};
 
 std::vector<std::string> Allowed(const std::string& command) {
   std::vector<std::string> allowed = kCommon;
@@ -252,18 +263,33 @@ absl::Status WriteTensor(const std::string& path, DType dtype, uint32_t width,
 int Encode(PosencClient& client, const CliArgs& args) {
   absl::StatusOr<RealEncodingSpec> spec = args.GetEncodingSpec();
   if (!spec.ok()) return Usage(spec.status());
-  absl::StatusOr<std::vector<double>> positions =
-      args.GetDoubleList("positions");
-  if (!positions.ok()) return Usage(positions.status());
-  absl::StatusOr<Tensor> rows = client.Encode(*spec, *positions);
+  absl::StatusOr<Tensor> rows;
+  if (args.Has("grid")) {
+    if (args.Has("positions")) {
+      return Usage(absl::InvalidArgumentError(
+          "--positions and --grid: give the points one way"));
+    }
+    absl::StatusOr<PointGrid> grid = args.GetGrid("grid");
+    if (!grid.ok()) return Usage(grid.status());
+    rows = client.EncodeGrid(*spec, *grid);
+  } else {
+    absl::StatusOr<std::vector<double>> positions =
+        args.GetDoubleList("positions");
+    if (!positions.ok()) return Usage(positions.status());
+    rows = client.Encode(*spec, *positions);
+  }
   if (!rows.ok()) return Fail(rows.status());
-  if (rows->shape.size() != 2) {
+  // [points, width], or [points, K, 2, 2] (rotation_matrix): written as
+  // [points, 4K].
+  if (rows->shape.size() < 2) {
     return Fail(absl::InternalError(
         absl::StrCat("Encode answered a tensor of ", rows->shape.size(),
                      " dimensions, want [points, width]")));
   }
+  uint64_t width = 1;
+  for (size_t k = 1; k < rows->shape.size(); ++k) width *= rows->shape[k];
   absl::Status s = WriteTensor(args.GetString("output", ""), spec->dtype,
-                               rows->shape[1], *rows);
+                               static_cast<uint32_t>(width), *rows);
   return s.ok() ? 0 : Fail(s);
 }
 

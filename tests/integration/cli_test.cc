@@ -230,6 +230,41 @@ TEST_F(CliTest, EncodeFluxTimestepsToNpy_FileHoldsTheServersRows) {
   EXPECT_FALSE(std::signbit(v[1]));
 }
 
+TEST_F(CliTest, EncodeFluxGridToNpy_SameBitsAsTheClientsTuples) {
+  // FLUX's rotation matrices of a 3 x 4 latent: [12, 64 * 4] in the file.
+  const std::string path = Temp("flux.npy");
+  Result r = RunCli({"encode", "--axes-dim", "16,56,56", "--layout",
+                     "rotation_matrix", "--grid", "0,0:3,2:4", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<NpyArray> npy = ReadNpy(path);
+  ASSERT_TRUE(npy.ok()) << npy.status();
+  EXPECT_EQ(npy->shape, (std::vector<uint64_t>{12, 256}));
+  RealEncodingSpec spec;
+  spec.axes_dim = {16, 56, 56};
+  spec.coordinates = 3;
+  spec.layout = Layout::kRotationMatrix;
+  std::vector<double> ids;
+  for (int h = 0; h < 3; ++h) {
+    for (int w = 2; w < 6; ++w) ids.insert(ids.end(), {0, 1.0 * h, 1.0 * w});
+  }
+  absl::StatusOr<Tensor> want = client_->Encode(spec, ids);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(npy->data, want->data);
+  // Qwen2-VL sections from --positions, refused sections exit 1 naming them.
+  r = RunCli({"encode", "--dim", "128", "--max-period", "1000000",
+              "--mrope-section", "16,24,24", "--layout", "rotate_half",
+              "--positions", "0,0,0,3,5,9"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunCli({"encode", "--dim", "128", "--mrope-section", "16,24,23",
+              "--positions", "0,0,0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("spec.mrope_section"));
+  r = RunCli({"encode", "--axes-dim", "16,56,56", "--grid", "0,0:3,0:3",
+              "--positions", "0,0,0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--grid"));
+}
+
 TEST_F(CliTest, EncodeBFloat16ToBin_RawBytesOfTheServersRows) {
   const std::string path = Temp("t.bin");
   Result r =

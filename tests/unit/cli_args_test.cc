@@ -66,12 +66,17 @@ TEST(CliArgsTest, BadNumbersAndNames_InvalidArgumentNamingOption) {
 }
 
 // `posenc encode`'s options: switches, a list of doubles, the EncodingSpec.
-const std::vector<std::string> kEncode = {
-    "dim",         "positions",       "dtype",        "layout",
-    "frequency",   "scale",           "max-period",   "shift",
-    "coordinates", "num-frequencies", "min-freq-exp", "max-freq-exp",
-    "pad-odd-dim", "include-input"};
-const std::vector<std::string> kSwitches = {"pad-odd-dim", "include-input"};
+const std::vector<std::string> kEncode = {"dim",          "positions",
+                                          "dtype",        "layout",
+                                          "frequency",    "scale",
+                                          "max-period",   "shift",
+                                          "coordinates",  "num-frequencies",
+                                          "min-freq-exp", "max-freq-exp",
+                                          "pad-odd-dim",  "include-input",
+                                          "axes-dim",     "mrope-section",
+                                          "grid",         "mrope-interleaved"};
+const std::vector<std::string> kSwitches = {"pad-odd-dim", "include-input",
+                                            "mrope-interleaved"};
 
 absl::StatusOr<CliArgs> ParseEncode(std::vector<const char*> argv) {
   argv.insert(argv.begin(), {"posenc", "encode"});
@@ -239,6 +244,51 @@ TEST(CliArgsTest, GridBadOptions_InvalidArgumentNamingOption) {
                   .status()
                   .message(),
               HasSubstr("--grid-extra needs --grid"));
+}
+
+TEST(CliArgsTest, EncodingSpec_MultiAxisCoordinatesFromTheAxes) {
+  absl::StatusOr<CliArgs> args =
+      ParseEncode({"--axes-dim", "16,56,56", "--layout", "rotation_matrix"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<RealEncodingSpec> spec = args->GetEncodingSpec();
+  ASSERT_TRUE(spec.ok()) << spec.status();  // no --dim needed
+  EXPECT_EQ(spec->axes_dim, (std::vector<uint32_t>{16, 56, 56}));
+  EXPECT_EQ(spec->coordinates, 3u);
+  EXPECT_EQ(spec->layout, Layout::kRotationMatrix);
+  args = ParseEncode({"--dim", "128", "--mrope-section", "24,20,20",
+                      "--mrope-interleaved", "--layout", "rotate_half"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  spec = args->GetEncodingSpec();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->mrope_section, (std::vector<uint32_t>{24, 20, 20}));
+  EXPECT_TRUE(spec->mrope_interleaved);
+  EXPECT_EQ(spec->coordinates, 3u);
+  EXPECT_EQ(spec->layout, Layout::kRotateHalf);
+  // A RoPE layout without the axes is a usage error naming --layout.
+  args = ParseEncode({"--dim", "8", "--layout", "rotation_matrix"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(args->GetEncodingSpec().status().message(),
+              HasSubstr("--layout"));
+  args = ParseEncode({"--axes-dim", "16,x"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(args->GetEncodingSpec().status().message(),
+              HasSubstr("--axes-dim"));
+}
+
+TEST(CliArgsTest, Grid_StartCountPerCoordinate) {
+  absl::StatusOr<CliArgs> args = ParseEncode({"--grid", "0,-3:64,5:0"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<PointGrid> grid = args->GetGrid("grid");
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->start, (std::vector<int32_t>{0, -3, 5}));
+  EXPECT_EQ(grid->count, (std::vector<uint32_t>{1, 64, 1}));
+  for (const char* bad : {"0:1:2", "a", "1:-2", "1:x", ""}) {
+    args = ParseEncode({"--grid", bad});
+    if (!args.ok()) continue;  // "" has no value: the parser's refusal
+    absl::StatusOr<PointGrid> g = args->GetGrid("grid");
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(g.status().message(), HasSubstr("--grid")) << bad;
+  }
 }
 
 }  // namespace
