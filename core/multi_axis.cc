@@ -136,6 +136,61 @@ absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
   return absl::OkStatus();
 }
 
+namespace {
+
+template <typename T, Layout kLayout>
+void PlaceTyped(size_t pairs, size_t n, const uint32_t* src,
+                const uint32_t* dst, const T* sin, const T* cos, T* row) {
+  for (size_t m = 0; m < n; ++m) {
+    PlaceBits<T>(kLayout, pairs, dst[m], sin[src[m]], cos[src[m]], row);
+  }
+}
+
+template <typename T>
+void PlaceTyped(Layout layout, size_t pairs, size_t n, const uint32_t* src,
+                const uint32_t* dst, const std::byte* sin_bytes,
+                const std::byte* cos_bytes, std::byte* row_bytes) {
+  const T* sin = reinterpret_cast<const T*>(sin_bytes);
+  const T* cos = reinterpret_cast<const T*>(cos_bytes);
+  T* row = reinterpret_cast<T*>(row_bytes);
+  switch (layout) {
+    case Layout::kInterleaved:
+      return PlaceTyped<T, Layout::kInterleaved>(pairs, n, src, dst, sin, cos,
+                                                 row);
+    case Layout::kConcatSinCos:
+      return PlaceTyped<T, Layout::kConcatSinCos>(pairs, n, src, dst, sin, cos,
+                                                  row);
+    case Layout::kConcatCosSin:
+      return PlaceTyped<T, Layout::kConcatCosSin>(pairs, n, src, dst, sin, cos,
+                                                  row);
+    case Layout::kRotateHalf:
+      return PlaceTyped<T, Layout::kRotateHalf>(pairs, n, src, dst, sin, cos,
+                                                row);
+    case Layout::kInterleavedPairs:
+      return PlaceTyped<T, Layout::kInterleavedPairs>(pairs, n, src, dst, sin,
+                                                      cos, row);
+    case Layout::kRotationMatrix:
+      return PlaceTyped<T, Layout::kRotationMatrix>(pairs, n, src, dst, sin,
+                                                    cos, row);
+  }
+}
+
+}  // namespace
+
+void PlacePairs(Layout layout, DType dtype, size_t pairs, size_t n,
+                const uint32_t* src, const uint32_t* dst, const std::byte* sin,
+                const std::byte* cos, std::byte* row) {
+  switch (dtype) {
+    case DType::kFloat64:
+      return PlaceTyped<uint64_t>(layout, pairs, n, src, dst, sin, cos, row);
+    case DType::kFloat32:
+      return PlaceTyped<uint32_t>(layout, pairs, n, src, dst, sin, cos, row);
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return PlaceTyped<uint16_t>(layout, pairs, n, src, dst, sin, cos, row);
+  }
+}
+
 std::vector<RealEncodingSpec> MultiAxisFrequencySets(
     const RealEncodingSpec& spec) {
   RealEncodingSpec plain;

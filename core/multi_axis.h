@@ -14,7 +14,6 @@
 
 #include "absl/status/status.h"
 #include "core/real_encoding_spec.h"
-#include "core/rounding.h"
 
 namespace posenc {
 
@@ -29,9 +28,9 @@ struct AxisPair {
 // OK, or INVALID_ARGUMENT naming the field, its value and the rule: one of
 // axes_dim / mrope_section; exponential frequencies with shift,
 // pad_odd_dim, include_input and the octave fields unset; max_period finite
-// > 1; scale in [2^-24, 2^24]; scale_divisor >= 1; axes_dim: each even and >= 2, summing to at
-// most max_d, dim unset or that sum; mrope_section: dim even in
-// 2..max_d, each section >= 1, summing to dim / 2, exactly 3 sections when
+// > 1; scale in [2^-24, 2^24]; scale_divisor >= 1; axes_dim: each even and >=
+// 2, summing to at most max_d, dim unset or that sum; mrope_section: dim even
+// in 2..max_d, each section >= 1, summing to dim / 2, exactly 3 sections when
 // interleaved; coordinates equal to the number of axes (sections). Every
 // layout is valid. Precondition: spec.multi_axis().
 absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
@@ -49,8 +48,9 @@ std::vector<RealEncodingSpec> MultiAxisFrequencySets(
 // ValidateMultiAxisSpec is OK.
 std::vector<AxisPair> MultiAxisPairs(const RealEncodingSpec& spec);
 
-// Writes pair j's values (RNE bits of sin and cos in `dtype`) at the
-// places `layout` gives them in a row of `pairs` pairs:
+// Where pair j's values go in a row of `pairs` pairs (the one definition
+// of the layouts of real-valued encodings), for elements of type T (the
+// dtype's bits: uint16_t, uint32_t or uint64_t):
 //   kInterleaved       sin at 2j, cos at 2j+1
 //   kConcatSinCos      sin at j, cos at K+j
 //   kConcatCosSin      cos at j, sin at K+j
@@ -59,47 +59,74 @@ std::vector<AxisPair> MultiAxisPairs(const RealEncodingSpec& spec);
 //   kRotationMatrix    cos, -sin, sin, cos at 4j..4j+3
 // -sin is the sign-flipped sin (RNE is symmetric, so it is the exact
 // -sin(angle) rounded once; sin +0 gives -0, as FLUX's -torch.sin(0)).
-inline void PlacePair(Layout layout, DType dtype, size_t pairs, size_t j,
-                      uint64_t sin_bits, uint64_t cos_bits, std::byte* row) {
-  const size_t size = DTypeSize(dtype);
-  const auto put = [&](size_t col, uint64_t bits) {
-    StoreBits(bits, dtype, row + col * size);
-  };
+// `row` is aligned to T (as the kernels' rows are).
+template <typename T>
+inline void PlaceBits(Layout layout, size_t pairs, size_t j, T sin_bits,
+                      T cos_bits, T* row) {
   switch (layout) {
     case Layout::kInterleaved:
-      put(2 * j, sin_bits);
-      put(2 * j + 1, cos_bits);
+      row[2 * j] = sin_bits;
+      row[2 * j + 1] = cos_bits;
       return;
     case Layout::kConcatSinCos:
-      put(j, sin_bits);
-      put(pairs + j, cos_bits);
+      row[j] = sin_bits;
+      row[pairs + j] = cos_bits;
       return;
     case Layout::kConcatCosSin:
-      put(j, cos_bits);
-      put(pairs + j, sin_bits);
+      row[j] = cos_bits;
+      row[pairs + j] = sin_bits;
       return;
     case Layout::kRotateHalf:
-      put(j, cos_bits);
-      put(pairs + j, cos_bits);
-      put(2 * pairs + j, sin_bits);
-      put(3 * pairs + j, sin_bits);
+      row[j] = cos_bits;
+      row[pairs + j] = cos_bits;
+      row[2 * pairs + j] = sin_bits;
+      row[3 * pairs + j] = sin_bits;
       return;
     case Layout::kInterleavedPairs:
-      put(2 * j, cos_bits);
-      put(2 * j + 1, cos_bits);
-      put(2 * pairs + 2 * j, sin_bits);
-      put(2 * pairs + 2 * j + 1, sin_bits);
+      row[2 * j] = cos_bits;
+      row[2 * j + 1] = cos_bits;
+      row[2 * pairs + 2 * j] = sin_bits;
+      row[2 * pairs + 2 * j + 1] = sin_bits;
       return;
     case Layout::kRotationMatrix: {
-      const uint64_t sign = uint64_t{1} << (8 * size - 1);
-      put(4 * j, cos_bits);
-      put(4 * j + 1, sin_bits ^ sign);
-      put(4 * j + 2, sin_bits);
-      put(4 * j + 3, cos_bits);
+      constexpr T kSign = static_cast<T>(T{1} << (8 * sizeof(T) - 1));
+      row[4 * j] = cos_bits;
+      row[4 * j + 1] = static_cast<T>(sin_bits ^ kSign);
+      row[4 * j + 2] = sin_bits;
+      row[4 * j + 3] = cos_bits;
       return;
     }
   }
 }
+
+// PlaceBits for one pair given as 64-bit words of `dtype`.
+inline void PlacePair(Layout layout, DType dtype, size_t pairs, size_t j,
+                      uint64_t sin_bits, uint64_t cos_bits, std::byte* row) {
+  switch (dtype) {
+    case DType::kFloat64:
+      PlaceBits<uint64_t>(layout, pairs, j, sin_bits, cos_bits,
+                          reinterpret_cast<uint64_t*>(row));
+      return;
+    case DType::kFloat32:
+      PlaceBits<uint32_t>(layout, pairs, j, static_cast<uint32_t>(sin_bits),
+                          static_cast<uint32_t>(cos_bits),
+                          reinterpret_cast<uint32_t*>(row));
+      return;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      PlaceBits<uint16_t>(layout, pairs, j, static_cast<uint16_t>(sin_bits),
+                          static_cast<uint16_t>(cos_bits),
+                          reinterpret_cast<uint16_t*>(row));
+      return;
+  }
+}
+
+// Places n pairs: pair dst[m] of the row (of `pairs` pairs) takes sin
+// sin[src[m]] and cos cos[src[m]] (arrays of `dtype` bits). One dispatch
+// on layout and dtype for the whole row.
+void PlacePairs(Layout layout, DType dtype, size_t pairs, size_t n,
+                const uint32_t* src, const uint32_t* dst, const std::byte* sin,
+                const std::byte* cos, std::byte* row);
 
 }  // namespace posenc
 

@@ -102,7 +102,7 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
     append_run(half_,
                [&](size_t i) -> const FrequencyWords& { return words[i]; });
     for (uint32_t c = 0; c < spec.coordinates; ++c) {
-      segments_.push_back({c, c * half_, half_, 0});
+      segments_.push_back({c, c * half_, half_, half_, 0});
     }
   } else {
     sets_ = MultiAxisFrequencySets(spec);
@@ -117,12 +117,15 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
     for (uint32_t j = 0; j < pairs.size(); ++j) {
       by_coordinate[pairs[j].coordinate].push_back(j);
     }
-    uint32_t first = 0;
     for (uint32_t c = 0; c < spec.coordinates; ++c) {
       const std::vector<uint32_t>& js = by_coordinate[c];
       if (js.empty()) continue;
       const uint32_t count = static_cast<uint32_t>(js.size());
-      segments_.push_back({c, first, count, static_cast<uint32_t>(w0_.size())});
+      // The scratch row's pairs are the words: whole vectors per segment.
+      const uint32_t first = static_cast<uint32_t>(w0_.size());
+      segments_.push_back({c, first, count,
+                           static_cast<uint32_t>(RoundUpToKernelLanes(count)),
+                           first});
       append_run(count, [&](size_t i) -> const FrequencyWords& {
         const AxisPair& p = pairs[js[i]];
         return set_words[p.set][p.index];
@@ -132,10 +135,13 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
         word_set_.push_back(p.set);
         word_index_.push_back(p.index);
       }
-      row_pair_.insert(row_pair_.end(), js.begin(), js.end());
-      first += count;
+      for (uint32_t i = 0; i < count; ++i) {
+        src_.push_back(first + i);
+        dst_.push_back(js[i]);
+      }
     }
   }
+  compute_pairs_ = multi_axis_ ? static_cast<uint32_t>(w0_.size()) : pairs_;
   double w0_max = 0;
   for (double w : w0_) w0_max = std::max(w0_max, w);
   // The largest |x| with |x| * F_max <= 2^24. F_max is within 2^-52 of
@@ -237,7 +243,7 @@ void RealEncodingPlan::ComputeGridRows(const PointGrid& grid,
   uint64_t points = 1;
   for (uint32_t n : grid.count) points *= n;
   std::vector<std::byte> scratch(
-      multi_axis_ ? 2 * size_t{pairs_} * DTypeSize(spec_.dtype) : 0);
+      multi_axis_ ? 2 * size_t{compute_pairs_} * DTypeSize(spec_.dtype) : 0);
   std::vector<double> point(coords), prev(coords);
   for (uint64_t p = 0; p < points; ++p) {
     GridPoint(grid, p, point.data());
@@ -253,7 +259,7 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
   const size_t coords = spec_.coordinates;
   const size_t points = positions.size() / coords;
   std::vector<std::byte> scratch(
-      multi_axis_ ? 2 * size_t{pairs_} * DTypeSize(spec_.dtype) : 0);
+      multi_axis_ ? 2 * size_t{compute_pairs_} * DTypeSize(spec_.dtype) : 0);
   for (size_t p = 0; p < points; ++p) {
     const double* point = positions.data() + p * coords;
     // A batch often repeats its point (one diffusion timestep for every
@@ -270,7 +276,7 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
 
 void RealEncodingPlan::ComputeRow(const double* point, std::byte* row) const {
   std::vector<std::byte> scratch(
-      multi_axis_ ? 2 * size_t{pairs_} * DTypeSize(spec_.dtype) : 0);
+      multi_axis_ ? 2 * size_t{compute_pairs_} * DTypeSize(spec_.dtype) : 0);
   ComputeRowInto(point, nullptr, row, scratch.data());
 }
 
@@ -290,13 +296,8 @@ void RealEncodingPlan::ComputeRowInto(const double* point, const double* prev,
       }
       ComputeSegment(s, *x, scratch);
     }
-    for (size_t k = 0; k < pairs_; ++k) {
-      uint64_t sin_bits = 0, cos_bits = 0;
-      std::memcpy(&sin_bits, scratch + k * size, size);  // little-endian
-      std::memcpy(&cos_bits, scratch + (pairs_ + k) * size, size);
-      PlacePair(spec_.layout, dtype, pairs_, row_pair_[k], sin_bits, cos_bits,
-                row);
-    }
+    PlacePairs(spec_.layout, dtype, pairs_, pairs_, src_.data(), dst_.data(),
+               scratch, scratch + size_t{compute_pairs_} * size, row);
     return;
   }
   for (const Segment& s : segments_) {
@@ -316,7 +317,8 @@ void RealEncodingPlan::ComputeRowInto(const double* point, const double* prev,
 
 void RealEncodingPlan::StorePair(size_t k, uint64_t sin_bits, uint64_t cos_bits,
                                  std::byte* out) const {
-  PlacePair(compute_layout_, spec_.dtype, pairs_, k, sin_bits, cos_bits, out);
+  PlacePair(compute_layout_, spec_.dtype, compute_pairs_, k, sin_bits, cos_bits,
+            out);
 }
 
 void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
@@ -333,13 +335,13 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
   const double* w1 = w1_.data() + s.words;
   const double* w2 = w2_.data() + s.words;
   if (dtype == DType::kFloat32) {
-    // The kernel places column i of a row of `pairs_` pairs; the segment's
-    // pairs start s.first pairs in.
+    // The kernel places column i of a row of compute_pairs_ pairs; the
+    // segment's pairs start s.first pairs in.
     const size_t offset = compute_layout_ == Layout::kInterleaved
                               ? 2 * size_t{s.first}
                               : size_t{s.first};
     RealSlowColumn ctx{this, &s, x, out};
-    if (Float32RowSimd(w0, w1, s.count, pairs_, compute_layout_, x,
+    if (Float32RowSimd(w0, w1, s.columns, compute_pairs_, compute_layout_, x,
                        reinterpret_cast<float*>(out) + offset,
                        RealSlowColumn::Call, &ctx)) {
       return;
@@ -354,8 +356,8 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
     uint8_t risky[kBlock];
     RealSlowColumn ctx{this, &s, x, out};
     uint32_t done = 0;
-    for (uint32_t i = 0; i < s.count; i += kBlock) {
-      const uint32_t n = std::min(kBlock, s.count - i);
+    for (uint32_t i = 0; i < s.columns; i += kBlock) {
+      const uint32_t n = std::min(kBlock, s.columns - i);
       const size_t pair = size_t{s.first} + i;  // the block's first pair
       const size_t offset =
           compute_layout_ == Layout::kInterleaved ? 2 * pair : pair;
@@ -367,7 +369,7 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
                                  c_lo) &&
              Float64RowFromAnchorSimd(
                  {s_hi, s_lo, c_hi, c_lo, nullptr, nullptr, nullptr, nullptr},
-                 n, pairs_, compute_layout_,
+                 n, compute_pairs_, compute_layout_,
                  reinterpret_cast<double*>(out) + offset,
                  /*stream=*/false, RealSlowColumn::Call, &ctx);
       } else {
@@ -379,7 +381,7 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
             if (risky[k]) s_hi[k] = c_hi[k] = 0;
           }
           ok = Half16RowFromAnchorSimd(
-              s_hi, c_hi, nullptr, c_hi, n, pairs_, compute_layout_,
+              s_hi, c_hi, nullptr, c_hi, n, compute_pairs_, compute_layout_,
               dtype == DType::kBFloat16,
               reinterpret_cast<uint16_t*>(out) + offset, RealSlowColumn::Call,
               &ctx);
@@ -391,11 +393,11 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
       if (!ok) break;  // no SIMD target with FMA on this CPU
       done = i + n;
     }
-    for (uint32_t i = done; i < s.count; ++i) ComputeValue(s, i, x, out);
+    for (uint32_t i = done; i < s.columns; ++i) ComputeValue(s, i, x, out);
     return;
   }
   // No SIMD target with FMA on this CPU.
-  for (uint32_t i = 0; i < s.count; ++i) ComputeValue(s, i, x, out);
+  for (uint32_t i = 0; i < s.columns; ++i) ComputeValue(s, i, x, out);
 }
 
 void RealEncodingPlan::ComputeValue(const Segment& s, uint32_t i, double x,

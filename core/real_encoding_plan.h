@@ -80,6 +80,10 @@ class RealEncodingPlan {
     uint32_t coordinate = 0;
     uint32_t first = 0;  // its first pair in computation order
     uint32_t count = 0;
+    // Pairs the kernels compute: count (plain), or count rounded up to
+    // whole vectors (multi-axis: the padding's values land in the scratch
+    // row and are never placed).
+    uint32_t columns = 0;
     uint32_t words = 0;  // its first frequency in freq_ / w0_ / w1_ / w2_
   };
 
@@ -106,6 +110,9 @@ class RealEncodingPlan {
   bool multi_axis_ = false;
   uint32_t half_ = 0;   // plain: frequencies per coordinate
   uint32_t pairs_ = 0;  // pairs per row: coordinates * half, or K
+  // Pairs of the row the kernels write: pairs_ (plain), or the padded
+  // segments of the scratch row (multi-axis).
+  uint32_t compute_pairs_ = 0;
   // Where the kernels write: spec_.layout in the row (plain), or
   // kConcatSinCos in the scratch row (multi-axis).
   Layout compute_layout_ = Layout::kInterleaved;
@@ -118,10 +125,11 @@ class RealEncodingPlan {
   // shared by every coordinate.
   std::vector<double> w0_, w1_, w2_;
   // Multi-axis: the frequency sets (core/multi_axis.h), the set and index
-  // of each word (for MPFR), and the row pair of each computation pair.
+  // of each word (for MPFR), and for each of the K pairs its scratch pair
+  // (src_) and row pair (dst_).
   std::vector<RealEncodingSpec> sets_;
   std::vector<uint32_t> word_set_, word_index_;
-  std::vector<uint32_t> row_pair_;
+  std::vector<uint32_t> src_, dst_;
 };
 
 }  // namespace posenc
