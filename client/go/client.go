@@ -111,6 +111,30 @@ func (c *Client) Encode(ctx context.Context, spec EncodingSpec, positions []floa
 	return fromProto(resp.GetEmbeddings())
 }
 
+// GridAxis is one coordinate of EncodeGrid: the integers Start, Start+1, ...,
+// Start+Count-1 (Count 0 means 1: the coordinate fixed at Start).
+type GridAxis struct {
+	Start int32
+	Count uint32
+}
+
+// EncodeGrid returns the rows of the integer points of a grid (an image's
+// patch ids), one axis per coordinate, row-major (the last axis fastest): a
+// FLUX h x w latent is {{0, 0}, {0, h}, {0, w}}. No routing key is sent.
+func (c *Client) EncodeGrid(ctx context.Context, spec EncodingSpec, axes []GridAxis) (*Tensor, error) {
+	ctx, cancel := c.context(ctx)
+	defer cancel()
+	grid := &pb.PositionGrid{}
+	for _, a := range axes {
+		grid.Axes = append(grid.Axes, &pb.GridAxis{Start: a.Start, Count: a.Count})
+	}
+	resp, err := c.stub.Encode(ctx, &pb.EncodeRequest{Spec: spec.proto(), Grid: grid})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return fromProto(resp.GetEmbeddings())
+}
+
 // Stats returns the server's cache counters, call counts and limits.
 func (c *Client) Stats(ctx context.Context) (*pb.GetStatsResponse, error) {
 	ctx, cancel := c.context(ctx)

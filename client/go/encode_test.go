@@ -40,7 +40,10 @@ func TestEncodingSpecProtoAndWidth(t *testing.T) {
 	for _, c := range []struct {
 		spec EncodingSpec
 		want uint32
-	}{{EncodingSpec{Dim: 256}, 256}, {sd, 321}, {nerf, 63}, {EncodingSpec{Dim: 8, Coordinates: 2}, 16}} {
+	}{{EncodingSpec{Dim: 256}, 256}, {sd, 321}, {nerf, 63}, {EncodingSpec{Dim: 8, Coordinates: 2}, 16},
+		{EncodingSpec{AxesDim: []uint32{16, 56, 56}, Layout: pb.Layout_LAYOUT_ROTATION_MATRIX}, 256},
+		{EncodingSpec{Dim: 128, MropeSection: []uint32{16, 24, 24}, Layout: pb.Layout_LAYOUT_ROTATE_HALF}, 256},
+		{EncodingSpec{Dim: 128, MropeSection: []uint32{16, 24, 24}}, 128}} {
 		if got := c.spec.Width(); got != c.want {
 			t.Errorf("%+v.Width() = %d, want %d", c.spec, got, c.want)
 		}
@@ -119,6 +122,42 @@ func TestEncodeAgainstServer(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := context.Background()
+
+	t.Run("FluxGridEqualsTuplesAndQwenTextIdsAreTableRows", func(t *testing.T) {
+		flux := EncodingSpec{AxesDim: []uint32{16, 56, 56}, Layout: pb.Layout_LAYOUT_ROTATION_MATRIX}
+		byGrid, err := c.EncodeGrid(ctx, flux, []GridAxis{{0, 0}, {2, 3}, {0, 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []float64
+		for h := 2; h < 5; h++ {
+			for w := 0; w < 4; w++ {
+				ids = append(ids, 0, float64(h), float64(w))
+			}
+		}
+		byTuples, err := c.Encode(ctx, flux, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(byGrid.Shape) != 4 || byGrid.Shape[0] != 12 || byGrid.Shape[1] != 64 ||
+			!bytes.Equal(byGrid.Data, byTuples.Data) {
+			t.Errorf("grid %v differs from tuples %v", byGrid.Shape, byTuples.Shape)
+		}
+		qwen := EncodingSpec{Dim: 128, MaxPeriod: 1e6, MropeSection: []uint32{16, 24, 24},
+			Layout: pb.Layout_LAYOUT_ROTATE_HALF}
+		got, err := c.Encode(ctx, qwen, []float64{0, 0, 0, 9, 9, 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := c.Gather(ctx, Spec{D: 128, MaxLen: 16, Base: 1e6,
+			Layout: pb.Layout_LAYOUT_ROTATE_HALF}, []uint32{0, 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Data, want.Data) {
+			t.Errorf("Qwen2-VL text ids differ from the RoPE table's rows")
+		}
+	})
 
 	t.Run("IntegerPointsAreTheTablesRows", func(t *testing.T) {
 		// Shift 0 is FREQUENCY_PAPER's table, shift 1 FREQUENCY_T2T's.

@@ -255,37 +255,50 @@ func FormatBase(x float64) string {
 // for an odd Dim). Octaves: f_k = 2 pi 2^(e_k), e_k = linspace(MinFreqExp,
 // MaxFreqExp, NumFrequencies). Every angle is Scale * x * f. The server checks
 // the values (INVALID_ARGUMENT naming the field).
+//
+// Multi-axis RoPE (docs/encodings.md "Multi-axis RoPE"): AxesDim (FLUX
+// EmbedND's axes_dim, e.g. {16, 56, 56}) or MropeSection (Qwen2-VL's, e.g.
+// {16, 24, 24}, with Dim = head_dim; MropeInterleaved for Qwen3-VL). A point
+// is then one id per axis (Coordinates 0 means the number of axes), and Layout
+// may also be LAYOUT_ROTATE_HALF, LAYOUT_INTERLEAVED_PAIRS or
+// LAYOUT_ROTATION_MATRIX (FLUX: shape [points, K, 2, 2]).
 type EncodingSpec struct {
-	Dim            uint32
-	DType          pb.DType
-	Layout         pb.Layout
-	Frequency      pb.FrequencyScheme
-	MaxPeriod      float64
-	Shift          float64
-	Scale          float64
-	PadOddDim      bool
-	NumFrequencies uint32
-	MinFreqExp     float64
-	MaxFreqExp     float64
-	Coordinates    uint32
-	IncludeInput   bool
+	Dim              uint32
+	DType            pb.DType
+	Layout           pb.Layout
+	Frequency        pb.FrequencyScheme
+	MaxPeriod        float64
+	Shift            float64
+	Scale            float64
+	PadOddDim        bool
+	NumFrequencies   uint32
+	MinFreqExp       float64
+	MaxFreqExp       float64
+	Coordinates      uint32
+	IncludeInput     bool
+	AxesDim          []uint32
+	MropeSection     []uint32
+	MropeInterleaved bool
 }
 
 func (s EncodingSpec) proto() *pb.EncodingSpec {
 	return &pb.EncodingSpec{
-		Dim:            s.Dim,
-		Dtype:          s.DType,
-		Layout:         s.Layout,
-		Frequency:      s.Frequency,
-		MaxPeriod:      s.MaxPeriod,
-		Shift:          s.Shift,
-		Scale:          s.Scale,
-		PadOddDim:      s.PadOddDim,
-		NumFrequencies: s.NumFrequencies,
-		MinFreqExp:     s.MinFreqExp,
-		MaxFreqExp:     s.MaxFreqExp,
-		Coordinates:    s.Coordinates,
-		IncludeInput:   s.IncludeInput,
+		Dim:              s.Dim,
+		Dtype:            s.DType,
+		Layout:           s.Layout,
+		Frequency:        s.Frequency,
+		MaxPeriod:        s.MaxPeriod,
+		Shift:            s.Shift,
+		Scale:            s.Scale,
+		PadOddDim:        s.PadOddDim,
+		NumFrequencies:   s.NumFrequencies,
+		MinFreqExp:       s.MinFreqExp,
+		MaxFreqExp:       s.MaxFreqExp,
+		Coordinates:      s.Coordinates,
+		IncludeInput:     s.IncludeInput,
+		AxesDim:          s.AxesDim,
+		MropeSection:     s.MropeSection,
+		MropeInterleaved: s.MropeInterleaved,
 	}
 }
 
@@ -293,6 +306,23 @@ func (s EncodingSpec) proto() *pb.EncodingSpec {
 // spec: 2 * Coordinates * half, plus 1 with PadOddDim, plus Coordinates with
 // IncludeInput (half: Dim / 2, or NumFrequencies for octaves).
 func (s EncodingSpec) Width() uint32 {
+	if len(s.AxesDim) > 0 || len(s.MropeSection) > 0 {
+		// K pairs: 2K values, or 4K in the RoPE layouts and rotation matrices.
+		var k uint32
+		if len(s.AxesDim) > 0 {
+			for _, n := range s.AxesDim {
+				k += n / 2
+			}
+		} else {
+			k = s.Dim / 2
+		}
+		switch s.Layout {
+		case pb.Layout_LAYOUT_ROTATE_HALF, pb.Layout_LAYOUT_INTERLEAVED_PAIRS,
+			pb.Layout_LAYOUT_ROTATION_MATRIX:
+			return 4 * k
+		}
+		return 2 * k
+	}
 	coordinates := s.Coordinates
 	if coordinates == 0 {
 		coordinates = 1
