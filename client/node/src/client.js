@@ -104,6 +104,20 @@ class PosencClient {
     return fromProto(response.embeddings);
   }
 
+  /**
+   * Rows of the integer points of a grid (an image's patch ids): one entry
+   * per coordinate, a number (a fixed id) or [start, count]; row-major, the
+   * last coordinate fastest. A FLUX h x w latent: [0, [0, h], [0, w]].
+   */
+  async encodeGrid(spec, grid, options) {
+    const axes = Array.from(grid, (a) => (Array.isArray(a) ?
+      { start: Number(a[0]), count: Number(a[1]) } :
+      { start: Number(a), count: 1 }));
+    const request = { spec: encodingSpecToProto(spec), grid: { axes } };
+    const response = await this.unary('encode', request, options);
+    return fromProto(response.embeddings);
+  }
+
   /** Cache counters, call counts and limits; uint64 values as BigInt. */
   async stats(options) {
     return statsFromProto(await this.unary('getStats', {}, options));

@@ -6,7 +6,7 @@ import type { ChannelCredentials } from '@grpc/grpc-js';
 export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
 /** Where a row puts its sin and cos channels. */
 export type Layout = 'interleaved' | 'concat_sin_cos' | 'concat_cos_sin' |
-  'rotate_half' | 'interleaved_pairs';
+  'rotate_half' | 'interleaved_pairs' | 'rotation_matrix';
 /** RoPE scheme, as HF transformers' `rope_type`. */
 export type RopeType = 'default' | 'linear' | 'dynamic' | 'yarn' | 'llama3' |
   'longrope';
@@ -139,6 +139,12 @@ export interface EncodingSpec {
   coordinates?: number;
   /** Append the point's coordinates, rounded to dtype. */
   includeInput?: boolean;
+  /** Multi-axis RoPE: FLUX EmbedND's axes_dim, e.g. [16, 56, 56]. */
+  axesDim?: number[];
+  /** Multi-axis RoPE: Qwen2-VL's mrope_section (dim = head_dim). */
+  mropeSection?: number[];
+  /** Qwen3-VL's interleaved sections. */
+  mropeInterleaved?: boolean;
 }
 
 /**
@@ -237,6 +243,12 @@ export class PosencClient {
   encode(spec: EncodingSpec,
          positions: Iterable<number> | Iterable<Iterable<number>>,
          options?: CallOptions): Promise<Tensor>;
+  /**
+   * Rows of an integer grid's points: per coordinate a fixed id or
+   * [start, count], row-major (EncodeRequest.grid).
+   */
+  encodeGrid(spec: EncodingSpec, grid: Iterable<number | [number, number]>,
+             options?: CallOptions): Promise<Tensor>;
   /** Cache counters, call counts and limits. */
   stats(options?: CallOptions): Promise<Stats>;
   /** { position, row } (row shape [d]) over [start, end). */

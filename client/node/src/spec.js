@@ -12,6 +12,7 @@ const LAYOUTS = {
   concat_cos_sin: 'LAYOUT_CONCAT_COS_SIN',
   rotate_half: 'LAYOUT_ROTATE_HALF',
   interleaved_pairs: 'LAYOUT_INTERLEAVED_PAIRS',
+  rotation_matrix: 'LAYOUT_ROTATION_MATRIX',
 };
 const FREQUENCIES = { paper: 'FREQUENCY_PAPER', t2t: 'FREQUENCY_T2T' };
 const FREQUENCY_SCHEMES = {
@@ -189,6 +190,13 @@ function specToProto(spec) {
  * @property {number} [maxFreqExp]      octaves
  * @property {number} [coordinates]     values per point; unset = 1
  * @property {boolean} [includeInput]   append the point's coordinates
+ * @property {number[]} [axesDim]       multi-axis RoPE: FLUX EmbedND's
+ *   axes_dim, e.g. [16, 56, 56] (coordinates unset = the axes)
+ * @property {number[]} [mropeSection]  multi-axis RoPE: Qwen2-VL's
+ *   mrope_section, e.g. [16, 24, 24], with dim = head_dim
+ * @property {boolean} [mropeInterleaved] Qwen3-VL's interleaved sections
+ * Multi-axis specs also take layout rotate_half | interleaved_pairs |
+ * rotation_matrix (FLUX: shape [points, K, 2, 2]).
  */
 
 /** @param {EncodingSpec} spec */
@@ -208,6 +216,9 @@ function encodingSpecToProto(spec) {
     maxFreqExp: spec.maxFreqExp ?? 0,
     coordinates: spec.coordinates ?? 0,
     includeInput: spec.includeInput ?? false,
+    axesDim: Array.from(spec.axesDim ?? [], Number),
+    mropeSection: Array.from(spec.mropeSection ?? [], Number),
+    mropeInterleaved: spec.mropeInterleaved ?? false,
   };
 }
 
@@ -218,6 +229,15 @@ function encodingSpecToProto(spec) {
  * @param {EncodingSpec} spec
  */
 function encodingWidth(spec) {
+  const axes = spec.axesDim ?? [];
+  if (axes.length > 0 || (spec.mropeSection ?? []).length > 0) {
+    // K pairs: 2K values, 4K in the RoPE layouts and rotation matrices.
+    const k = axes.length > 0 ? axes.reduce((a, n) => a + Math.floor(n / 2), 0) :
+      Math.floor((spec.dim ?? 0) / 2);
+    const wide = ['rotate_half', 'interleaved_pairs', 'rotation_matrix']
+      .includes(spec.layout);
+    return (wide ? 4 : 2) * k;
+  }
   const coordinates = spec.coordinates || 1;
   const half = spec.frequency === 'octaves' ? (spec.numFrequencies ?? 0) :
     Math.floor((spec.dim ?? 0) / 2);

@@ -20,7 +20,12 @@ test('encodingSpecToProto: proto names, unset fields as the proto defaults', () 
     dim: 8, dtype: 'DTYPE_FLOAT32', layout: 'LAYOUT_INTERLEAVED',
     frequency: 'FREQUENCY_SCHEME_EXPONENTIAL', maxPeriod: 0, shift: 0,
     scale: 0, padOddDim: false, numFrequencies: 0, minFreqExp: 0,
-    maxFreqExp: 0, coordinates: 0, includeInput: false });
+    maxFreqExp: 0, coordinates: 0, includeInput: false, axesDim: [],
+    mropeSection: [], mropeInterleaved: false });
+  const qwen3 = encodingSpecToProto({ dim: 128, mropeSection: [24, 20, 20],
+    mropeInterleaved: true, layout: 'rotate_half' });
+  assert.deepEqual([qwen3.mropeSection, qwen3.mropeInterleaved, qwen3.layout],
+    [[24, 20, 20], true, 'LAYOUT_ROTATE_HALF']);
   const nerf = encodingSpecToProto(NERF);
   assert.equal(nerf.frequency, 'FREQUENCY_SCHEME_OCTAVES');
   assert.equal(nerf.layout, 'LAYOUT_CONCAT_SIN_COS');
@@ -39,6 +44,9 @@ test('encodingWidth', () => {
   assert.equal(encodingWidth({ dim: 321, padOddDim: true }), 321);
   assert.equal(encodingWidth(NERF), 63);
   assert.equal(encodingWidth({ dim: 8, coordinates: 2 }), 16);
+  assert.equal(encodingWidth({ axesDim: [16, 56, 56],
+    layout: 'rotation_matrix' }), 256);
+  assert.equal(encodingWidth({ dim: 128, mropeSection: [16, 24, 24] }), 128);
 });
 
 test('a client sends the routing key on table calls only', () => {
@@ -114,6 +122,18 @@ test('encode against a real server', { skip: !process.env.POSENC_SERVER },
             assert.ok(got.bytes.equals(want.bytes), `${dtype} shift ${shift}`);
           }
         }
+      });
+
+      await t.test('FLUX grid equals the same ids as tuples', async () => {
+        const flux = { axesDim: [16, 56, 56], layout: 'rotation_matrix' };
+        const byGrid = await client.encodeGrid(flux, [0, [2, 3], [0, 4]]);
+        const ids = [];
+        for (let h = 2; h < 5; ++h) {
+          for (let w = 0; w < 4; ++w) ids.push([0, h, w]);
+        }
+        const byTuples = await client.encode(flux, ids);
+        assert.deepEqual(byGrid.shape, [12, 64, 2, 2]);
+        assert.ok(byGrid.bytes.equals(byTuples.bytes));
       });
 
       await t.test('NeRF points, flat or as points', async () => {
