@@ -123,9 +123,10 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
       const uint32_t count = static_cast<uint32_t>(js.size());
       // The scratch row's pairs are the words: whole vectors per segment.
       const uint32_t first = static_cast<uint32_t>(w0_.size());
-      segments_.push_back({c, first, count,
-                           static_cast<uint32_t>(RoundUpToKernelLanes(count)),
-                           first});
+      // The kernels compute whole vectors of 8 doubles (AVX-512; 2 of
+      // AVX2's): no partial vector goes through the per-value paths. The
+      // run itself holds RoundUpToKernelLanes(count) words.
+      segments_.push_back({c, first, count, (count + 7) / 8 * 8, first});
       append_run(count, [&](size_t i) -> const FrequencyWords& {
         const AxisPair& p = pairs[js[i]];
         return set_words[p.set][p.index];
@@ -242,6 +243,10 @@ void RealEncodingPlan::ComputeGridRows(const PointGrid& grid,
   const size_t coords = spec_.coordinates;
   uint64_t points = 1;
   for (uint32_t n : grid.count) points *= n;
+  if (multi_axis_) {
+    ComputeMultiAxisGridRows(grid, points, out);
+    return;
+  }
   std::vector<std::byte> scratch(
       multi_axis_ ? 2 * size_t{compute_pairs_} * DTypeSize(spec_.dtype) : 0);
   std::vector<double> point(coords), prev(coords);
@@ -271,6 +276,68 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
     }
     ComputeRowInto(point, p > 0 ? point - coords : nullptr, out + p * row_bytes,
                    scratch.data());
+  }
+}
+
+void RealEncodingPlan::ComputeMultiAxisGridRows(const PointGrid& grid,
+                                                uint64_t points,
+                                                std::byte* out) const {
+  const size_t size = DTypeSize(spec_.dtype);
+  const size_t row_bytes = spec_.row_bytes();
+  const size_t half_bytes = size_t{compute_pairs_} * size;
+  std::vector<std::byte> scratch(2 * half_bytes);
+  // A segment whose axis repeats (an image's row id along the row, its
+  // column id down the columns) gets its values at each of the axis's
+  // values computed once, by the same paths, into a small table:
+  // [value][sin of its columns | cos of its columns].
+  std::vector<std::vector<std::byte>> tables(segments_.size());
+  size_t table_bytes = 0;
+  for (size_t k = 0; k < segments_.size(); ++k) {
+    const Segment& s = segments_[k];
+    const uint32_t n = grid.count[s.coordinate];
+    const size_t seg_bytes = 2 * size_t{s.columns} * size;
+    if (n >= points || table_bytes + n * seg_bytes > kMaxGridTableBytes) {
+      continue;  // no repeat, or too large: computed per point
+    }
+    tables[k].resize(n * seg_bytes);
+    table_bytes += n * seg_bytes;
+    for (uint32_t v = 0; v < n; ++v) {
+      ComputeSegment(s,
+                     static_cast<double>(int64_t{grid.start[s.coordinate]} + v),
+                     scratch.data());
+      std::byte* t = tables[k].data() + v * seg_bytes;
+      std::memcpy(t, scratch.data() + s.first * size, s.columns * size);
+      std::memcpy(t + s.columns * size,
+                  scratch.data() + half_bytes + s.first * size,
+                  s.columns * size);
+    }
+  }
+  const size_t coords = spec_.coordinates;
+  std::vector<uint32_t> index(coords, 0), prev(coords, UINT32_MAX);
+  for (uint64_t p = 0; p < points; ++p) {
+    for (size_t k = 0; k < segments_.size(); ++k) {
+      const Segment& s = segments_[k];
+      const uint32_t v = index[s.coordinate];
+      if (v == prev[s.coordinate]) continue;  // still in the scratch row
+      if (tables[k].empty()) {
+        ComputeSegment(
+            s, static_cast<double>(int64_t{grid.start[s.coordinate]} + v),
+            scratch.data());
+        continue;
+      }
+      const std::byte* t = tables[k].data() + v * 2 * size_t{s.columns} * size;
+      std::memcpy(scratch.data() + s.first * size, t, s.columns * size);
+      std::memcpy(scratch.data() + half_bytes + s.first * size,
+                  t + s.columns * size, s.columns * size);
+    }
+    PlacePairs(spec_.layout, spec_.dtype, pairs_, pairs_, src_.data(),
+               dst_.data(), scratch.data(), scratch.data() + half_bytes,
+               out + p * row_bytes);
+    prev = index;
+    for (size_t c = coords; c-- > 0;) {  // row-major: the last axis fastest
+      if (++index[c] < grid.count[c]) break;
+      index[c] = 0;
+    }
   }
 }
 

@@ -97,6 +97,11 @@ class RealEncodingPlan {
   void ComputeRowInto(const double* point, const double* prev, std::byte* row,
                       std::byte* scratch) const;
   void ComputeSegment(const Segment& s, double x, std::byte* out) const;
+  // ComputeGridRows of a multi-axis spec (points: the grid's count).
+  void ComputeMultiAxisGridRows(const PointGrid& grid, uint64_t points,
+                                std::byte* out) const;
+  // The per-call bound of ComputeMultiAxisGridRows's axis tables.
+  static constexpr size_t kMaxGridTableBytes = size_t{1} << 20;
   // The rigorous per-value paths for pair i of segment s.
   void ComputeValue(const Segment& s, uint32_t i, double x,
                     std::byte* out) const;
