@@ -11,7 +11,8 @@ if(NOT TARGET posenc_mpfr_reference)
     ${PROJECT_SOURCE_DIR}/tests/numerics/mpfr_reference.cc
     ${PROJECT_SOURCE_DIR}/tests/numerics/rope_reference.cc
     ${PROJECT_SOURCE_DIR}/tests/numerics/real_reference.cc
-    ${PROJECT_SOURCE_DIR}/tests/numerics/grid_reference.cc)
+    ${PROJECT_SOURCE_DIR}/tests/numerics/grid_reference.cc
+    ${PROJECT_SOURCE_DIR}/tests/numerics/multi_axis_reference.cc)
   target_link_libraries(posenc_mpfr_reference
     PUBLIC posenc_core PRIVATE posenc_warnings)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND

@@ -123,6 +123,20 @@ encode encode shift_at_half EncodeRequest 'spec { dim: 8 shift: 4 } positions: [
 encode encode scale_over EncodeRequest 'spec { dim: 8 scale: 33554432 } positions: [1]'
 encode encode partial_point EncodeRequest 'spec { dim: 8 coordinates: 2 } positions: [1, 2, 3]'
 encode encode no_points EncodeRequest 'spec { dim: 8 }'
+# Multi-axis RoPE (FLUX EmbedND, Qwen2-VL / Qwen3-VL M-RoPE, axial) and the
+# grid form, and their refusals.
+encode encode flux_ids EncodeRequest 'spec { axes_dim: [16, 56, 56] layout: LAYOUT_ROTATION_MATRIX } positions: [0, 0, 0, 0, 3, 5, 1, 63, 127]'
+encode encode flux_grid EncodeRequest 'spec { axes_dim: [16, 56, 56] layout: LAYOUT_ROTATION_MATRIX dtype: DTYPE_BFLOAT16 } grid { axes { start: 0 } axes { start: 2 count: 5 } axes { start: -3 count: 7 } }'
+encode encode qwen2_vl_sections EncodeRequest 'spec { dim: 128 max_period: 1000000 mrope_section: [16, 24, 24] layout: LAYOUT_ROTATE_HALF } positions: [0, 0, 0, 3, 3, 3, 3, 4, 9, 250000, 4, 9]'
+encode encode qwen3_vl_interleaved EncodeRequest 'spec { dim: 128 max_period: 5000000 mrope_section: [24, 20, 20] mrope_interleaved: true layout: LAYOUT_INTERLEAVED_PAIRS dtype: DTYPE_FLOAT64 } grid { axes { start: 7 } axes { start: 7 count: 4 } axes { start: 7 count: 4 } }'
+encode encode axial_vit EncodeRequest 'spec { axes_dim: [32, 32] dtype: DTYPE_FLOAT16 layout: LAYOUT_CONCAT_COS_SIN } grid { axes { count: 14 } axes { count: 14 } }'
+encode encode multi_axis_bad_section_sum EncodeRequest 'spec { dim: 128 mrope_section: [16, 24, 23] } positions: [0, 0, 0]'
+encode encode multi_axis_odd_axis EncodeRequest 'spec { axes_dim: [16, 55, 56] } positions: [0, 0, 0]'
+encode encode rotation_matrix_plain EncodeRequest 'spec { dim: 8 layout: LAYOUT_ROTATION_MATRIX } positions: [1]'
+encode encode grid_and_positions EncodeRequest 'spec { axes_dim: [2, 2] } positions: [0, 0] grid { axes { count: 2 } axes { count: 2 } }'
+encode encode grid_wrong_axes EncodeRequest 'spec { axes_dim: [2, 2] } grid { axes { count: 2 } }'
+encode encode grid_over_rows EncodeRequest 'spec { axes_dim: [2, 2] } grid { axes { count: 65536 } axes { count: 2 } }'
+encode encode grid_out_of_range EncodeRequest 'spec { axes_dim: [2, 2] } grid { axes { start: 16777215 count: 3 } axes { start: 0 } }'
 # Regression (fuzz_encode, found while adding it): an octave exponent of
 # 1.3e-192, not an integer, puts x = 0.5 a hair past a whole turn: sin is a
 # tiny negative, -0 in every dtype (the MPFR reference had taken it for +0).

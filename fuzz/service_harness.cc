@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -39,6 +40,7 @@
 #include "server/posenc_server.h"
 #include "tests/numerics/grid_reference.h"
 #include "tests/numerics/mpfr_reference.h"
+#include "tests/numerics/multi_axis_reference.h"
 #include "tests/numerics/real_reference.h"
 #include "tests/numerics/rope_reference.h"
 
@@ -333,6 +335,76 @@ bool Near(double a, double b) {
   return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
+// Multi-axis RoPE (axes_dim or mrope_section set), from the EncodingSpec
+// documentation: the frequency sets' ends, every other rule. e's dtype,
+// layout, scheme and scale are resolved.
+std::string ResolveMultiAxis(const v1::EncodingSpec& p,
+                             const ServerOptions& limits, Request* req) {
+  RealEncodingSpec& e = req->encoding;
+  const bool axes = p.axes_dim_size() > 0;
+  if (axes && p.mrope_section_size() > 0) return "axes_dim and mrope_section";
+  if (e.scheme != FrequencyScheme::kExponential || p.num_frequencies() != 0 ||
+      p.min_freq_exp() != 0 || p.max_freq_exp() != 0) {
+    return "multi-axis with octaves";
+  }
+  if (p.shift() != 0 || p.pad_odd_dim() || p.include_input()) {
+    return "multi-axis with shift, pad_odd_dim or include_input";
+  }
+  e.max_period = p.max_period() == 0 ? 10000.0 : p.max_period();
+  if (!(std::isfinite(e.max_period) && e.max_period > 1)) {
+    return "spec.max_period";
+  }
+  // The frequencies of n channels: scale * max_period^(-2i/n), i < n/2; the
+  // smallest at i = n/2 - 1.
+  std::vector<uint64_t> set_dims;
+  uint64_t n_axes = 0;
+  if (axes) {
+    uint64_t sum = 0;
+    for (uint32_t n : p.axes_dim()) {
+      if (n < 2 || n % 2 != 0) return "spec.axes_dim[a] odd or < 2";
+      sum += n;
+      set_dims.push_back(n);
+    }
+    if (sum > limits.max_d) return "spec.axes_dim over max_d";
+    if (p.dim() != 0 && p.dim() != sum) return "spec.dim != sum(axes_dim)";
+    n_axes = p.axes_dim_size();
+    e.axes_dim.assign(p.axes_dim().begin(), p.axes_dim().end());
+  } else {
+    if (p.dim() == 0 || p.dim() % 2 != 0 || p.dim() > limits.max_d) {
+      return "spec.dim with mrope_section";
+    }
+    uint64_t sum = 0;
+    for (uint32_t n : p.mrope_section()) {
+      if (n == 0) return "spec.mrope_section[s] = 0";
+      sum += n;
+    }
+    if (sum != p.dim() / 2) return "spec.mrope_section sum != dim / 2";
+    if (p.mrope_interleaved() && p.mrope_section_size() != 3) {
+      return "mrope_interleaved without 3 sections";
+    }
+    set_dims.push_back(p.dim());
+    n_axes = p.mrope_section_size();
+    e.mrope_section.assign(p.mrope_section().begin(), p.mrope_section().end());
+    e.mrope_interleaved = p.mrope_interleaved();
+  }
+  e.dim = p.dim();
+  if (p.coordinates() != 0 && p.coordinates() != n_axes) {
+    return "spec.coordinates != the axes";
+  }
+  e.coordinates = static_cast<uint32_t>(n_axes);
+  for (uint64_t n : set_dims) {
+    const double h = static_cast<double>(n / 2);
+    const double log2_min =
+        std::log2(e.scale) - (h - 1) / h * std::log2(e.max_period);
+    if (Near(log2_min, -800)) {
+      req->borderline = true;
+    } else if (!(log2_min >= -800)) {
+      return "a frequency below 2^-800";
+    }
+  }
+  return "";
+}
+
 // Resolves p into req->encoding; returns why it is invalid ("" when
 // valid). Sets req->borderline where the harness cannot decide.
 std::string ResolveEncoding(const v1::EncodingSpec& p,
@@ -355,6 +427,7 @@ std::string ResolveEncoding(const v1::EncodingSpec& p,
     default:
       return "spec.dtype";
   }
+  const bool multi_axis = p.axes_dim_size() > 0 || p.mrope_section_size() > 0;
   switch (p.layout()) {
     case v1::LAYOUT_UNSPECIFIED:
     case v1::LAYOUT_INTERLEAVED:
@@ -366,7 +439,20 @@ std::string ResolveEncoding(const v1::EncodingSpec& p,
     case v1::LAYOUT_CONCAT_COS_SIN:
       e.layout = Layout::kConcatCosSin;
       break;
-    default:  // the RoPE layouts and unknown values
+    // The RoPE layouts and rotation matrices: multi-axis RoPE only.
+    case v1::LAYOUT_ROTATE_HALF:
+      if (!multi_axis) return "spec.layout";
+      e.layout = Layout::kRotateHalf;
+      break;
+    case v1::LAYOUT_INTERLEAVED_PAIRS:
+      if (!multi_axis) return "spec.layout";
+      e.layout = Layout::kInterleavedPairs;
+      break;
+    case v1::LAYOUT_ROTATION_MATRIX:
+      if (!multi_axis) return "spec.layout";
+      e.layout = Layout::kRotationMatrix;
+      break;
+    default:  // unknown values
       return "spec.layout";
   }
   switch (p.frequency()) {
@@ -385,6 +471,10 @@ std::string ResolveEncoding(const v1::EncodingSpec& p,
   if (!(std::isfinite(e.scale) && e.scale >= 0x1p-24 && e.scale <= 0x1p24)) {
     return "spec.scale";
   }
+  if (p.mrope_interleaved() && p.mrope_section_size() == 0) {
+    return "spec.mrope_interleaved without mrope_section";
+  }
+  if (multi_axis) return ResolveMultiAxis(p, limits, req);
   e.coordinates = p.coordinates() == 0 ? 1 : p.coordinates();
   if (e.coordinates > limits.max_d) return "spec.coordinates";
   e.include_input = p.include_input();
@@ -464,6 +554,47 @@ void ReadEncode(const v1::EncodeRequest& m, const ServerOptions& limits,
   req->invalid = ResolveEncoding(m.spec(), limits, req);
   if (!req->invalid.empty()) return;
   const RealEncodingSpec& e = req->encoding;
+  if (m.has_grid()) {
+    // EncodeRequest.grid: exclusive with positions, one axis per
+    // coordinate, at most max_rows_per_request points (counts 0 are 1).
+    if (!req->real_positions.empty()) {
+      req->invalid = "positions and grid";
+      return;
+    }
+    if (static_cast<uint64_t>(m.grid().axes_size()) != e.coordinates) {
+      req->invalid = "grid: not one axis per coordinate";
+      return;
+    }
+    uint64_t points = 1;
+    for (const v1::GridAxis& a : m.grid().axes()) {
+      points *= a.count() == 0 ? 1 : a.count();
+      if (points > limits.max_rows_per_request) {
+        req->invalid = "grid: over max_rows_per_request points";
+        return;
+      }
+    }
+    req->points = static_cast<uint32_t>(points);
+    if (uint64_t{req->points} * e.row_bytes() > limits.max_message_bytes) {
+      req->invalid = "answer over the message limit";
+      req->want_code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+      return;
+    }
+    // The points, row-major (bounded: the answer fits the message limit
+    // and a row has at least 2 values per coordinate).
+    std::vector<uint64_t> index(e.coordinates, 0);
+    for (uint64_t k = 0; k < points; ++k) {
+      for (int c = 0; c < m.grid().axes_size(); ++c) {
+        req->real_positions.push_back(
+            static_cast<double>(int64_t{m.grid().axes(c).start()} +
+                                static_cast<int64_t>(index[c])));
+      }
+      for (int c = m.grid().axes_size() - 1; c >= 0; --c) {
+        const uint32_t count = std::max(1u, m.grid().axes(c).count());
+        if (++index[c] < count) break;
+        index[c] = 0;
+      }
+    }
+  }
   const size_t n = req->real_positions.size();
   if (n == 0 || n % e.coordinates != 0) {
     req->invalid = "positions: not a whole, non-zero number of points";
@@ -809,7 +940,17 @@ std::string CheckEncodeReply(const v1::Tensor& t, const Request& req,
   if (t.dtype() != ProtoDType(e.dtype)) {
     return absl::StrCat("tensor dtype ", t.dtype());
   }
-  if (t.shape_size() != 2 || t.shape(0) != req.points || t.shape(1) != width) {
+  const bool multi_axis = !e.axes_dim.empty() || !e.mrope_section.empty();
+  if (multi_axis && e.layout == Layout::kRotationMatrix) {
+    // [points, K, 2, 2]
+    if (t.shape_size() != 4 || t.shape(0) != req.points ||
+        uint64_t{t.shape(1)} * 4 != width || t.shape(2) != 2 ||
+        t.shape(3) != 2) {
+      return absl::StrCat("tensor shape [", absl::StrJoin(t.shape(), ","),
+                          "], want [", req.points, ",", width / 4, ",2,2]");
+    }
+  } else if (t.shape_size() != 2 || t.shape(0) != req.points ||
+             t.shape(1) != width) {
     return absl::StrCat("tensor shape [", absl::StrJoin(t.shape(), ","),
                         "], want [", req.points, ",", width, "]");
   }
@@ -827,6 +968,31 @@ std::string CheckEncodeReply(const v1::Tensor& t, const Request& req,
     picks = {0, elements - 1};
     std::uniform_int_distribution<uint64_t> any(0, elements - 1);
     for (int k = 0; k < kRandomSamples; ++k) picks.push_back(any(rng));
+  }
+  if (multi_axis) {
+    // Whole reference rows (multi_axis_reference.h), one per sampled row.
+    std::map<uint64_t, std::vector<uint64_t>> rows;
+    for (uint64_t k : picks) {
+      const uint64_t row = k / width, col = k % width;
+      auto it = rows.find(row);
+      if (it == rows.end()) {
+        it = rows.emplace(row, testing::MultiAxisReferenceRow(
+                                   e, req.real_positions.data() +
+                                          row * e.coordinates))
+                 .first;
+      }
+      const uint64_t want = it->second[col];
+      uint64_t got = 0;
+      std::memcpy(&got, t.data().data() + k * size, size);  // little-endian
+      ++counters.values_checked;
+      if (got != want) {
+        return absl::StrCat(
+            "multi-axis value differs from the MPFR reference at point ", row,
+            " column ", col, ": got bits 0x", absl::Hex(got), ", want 0x",
+            absl::Hex(want));
+      }
+    }
+    return "";
   }
   const uint64_t half = e.half();
   const uint64_t pairs = uint64_t{e.coordinates} * half;
