@@ -137,9 +137,11 @@ void AppendGrid(const v1::GridSpec& g, std::string* key) {
 std::string RoutingKey(const v1::TableSpec& spec) {
   static const char* const kDTypes[] = {"float32", "float32", "float64",
                                         "float16", "bfloat16"};
-  static const char* const kLayouts[] = {"interleaved",    "interleaved",
-                                         "concat_sin_cos", "concat_cos_sin",
-                                         "rotate_half",    "interleaved_pairs"};
+  // rotation_matrix (6) is Encode's and no table takes it; it has its name
+  // as the Go, Python and Node clients derive it from the proto.
+  static const char* const kLayouts[] = {
+      "interleaved", "interleaved",       "concat_sin_cos", "concat_cos_sin",
+      "rotate_half", "interleaved_pairs", "rotation_matrix"};
   static const char* const kFrequencies[] = {"paper", "paper", "t2t"};
   const double base = spec.base() == 0 ? 10000.0 : spec.base();
   // A valid partial_rotary_factor names the same table as d = the rotary
@@ -151,7 +153,7 @@ std::string RoutingKey(const v1::TableSpec& spec) {
   std::string key =
       absl::StrCat("d=", d, ";base=", FormatBaseForKey(base),
                    ";dtype=", EnumName(spec.dtype(), kDTypes, 5),
-                   ";layout=", EnumName(spec.layout(), kLayouts, 6),
+                   ";layout=", EnumName(spec.layout(), kLayouts, 7),
                    ";freq=", EnumName(spec.frequency(), kFrequencies, 3));
   if (prf != 0 && !rotary.has_value()) {  // out of range: rejected
     absl::StrAppend(&key, ";prf=", FormatBaseForKey(prf));

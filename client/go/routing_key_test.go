@@ -43,6 +43,9 @@ func TestRoutingKeyNormalisesDefaultsAndIgnoresMaxLen(t *testing.T) {
 	if got := (Spec{D: 3, DType: 9, Layout: 8, Frequency: 7}).RoutingKey(); got != "d=3;base=10000;dtype=9;layout=8;freq=7" {
 		t.Errorf("unknown enums: %q", got)
 	}
+	if got := (Spec{D: 4, Layout: pb.Layout_LAYOUT_ROTATION_MATRIX}).RoutingKey(); got != "d=4;base=10000;dtype=float32;layout=rotation_matrix;freq=paper" {
+		t.Errorf("rotation matrix: %q", got)
+	}
 }
 
 func TestFNV1a64Hex(t *testing.T) {

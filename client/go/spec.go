@@ -92,7 +92,7 @@ func (s Spec) RoutingKey() string {
 	key := "d=" + strconv.FormatUint(uint64(d), 10) +
 		";base=" + FormatBase(base) +
 		";dtype=" + enumName(int32(s.DType), "float32", "float32", "float64", "float16", "bfloat16") +
-		";layout=" + enumName(int32(s.Layout), "interleaved", "interleaved", "concat_sin_cos", "concat_cos_sin", "rotate_half", "interleaved_pairs") +
+		";layout=" + enumName(int32(s.Layout), "interleaved", "interleaved", "concat_sin_cos", "concat_cos_sin", "rotate_half", "interleaved_pairs", "rotation_matrix") +
 		";freq=" + enumName(int32(s.Frequency), "paper", "paper", "t2t")
 	if prf != 0 && !foldPrf { // out of range: the server rejects it
 		key += ";prf=" + FormatBase(prf)

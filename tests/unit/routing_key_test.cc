@@ -148,6 +148,11 @@ TEST(RoutingKey, UnknownEnums_WrittenAsNumbers) {
   spec.set_layout(static_cast<v1::Layout>(8));
   spec.set_frequency(static_cast<v1::Frequency>(7));
   EXPECT_EQ(RoutingKey(spec), "d=3;base=10000;dtype=9;layout=8;freq=7");
+  // Layout 6 (rotation matrices, Encode only) has its name, as every
+  // client derives it from the proto.
+  spec.set_layout(v1::LAYOUT_ROTATION_MATRIX);
+  EXPECT_EQ(RoutingKey(spec),
+            "d=3;base=10000;dtype=9;layout=rotation_matrix;freq=7");
 }
 
 // Expected strings are JavaScript's String(x), checked with node.

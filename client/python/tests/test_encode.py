@@ -115,6 +115,15 @@ class EncodingSpecTest(unittest.TestCase):
         self.assertEqual([(a.start, a.count) for a in request.grid.axes],
                          [(0, 1), (3, 4), (5, 6)])
 
+    def test_rotation_matrix_layout_key_name(self):
+        # Every client names layout 6 as the proto does (no table takes it).
+        from posenc.spec import routing_key
+        key = routing_key(TableSpec(d=4, max_len=1,
+                                    layout="rotation_matrix").to_proto())
+        self.assertEqual(
+            key, "d=4;base=10000;dtype=float32;layout=rotation_matrix;"
+                 "freq=paper")
+
     def test_no_routing_key(self):
         self.assertEqual(routing_metadata(encode_request(EncodingSpec(dim=4),
                                                          [1.0])), ())
