@@ -52,9 +52,30 @@ absl::StatusOr<CliArgs> CliArgs::Parse(
       }
       value = argv[++i];
     }
+    if (name == "arg") {
+      const size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--arg '", value, "' is not name=value (e.g. embedding_dim=320)"));
+      }
+      if (!args.library_arguments_
+               .emplace(value.substr(0, eq), value.substr(eq + 1))
+               .second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--arg ", value.substr(0, eq), " is given twice"));
+      }
+    }
     args.values_[name] = value;
   }
   return args;
+}
+
+absl::StatusOr<DType> CliArgs::GetDType() const {
+  TableSpec holder;
+  if (absl::Status s = ParseDTypeAndLayout("interleaved", &holder); !s.ok()) {
+    return s;
+  }
+  return holder.dtype;
 }
 
 std::string CliArgs::GetString(const std::string& name,

@@ -6,6 +6,7 @@
 #define POSENC_CLIENT_CLI_ARGS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ class CliArgs {
       const std::vector<std::string>& switches = {});
 
   const std::string& command() const { return command_; }
+  // The library call's own arguments of --preset: each `--arg name=value`
+  // (repeatable, one value per name; docs/presets.md).
+  const std::map<std::string, std::string>& library_arguments() const {
+    return library_arguments_;
+  }
+  // --dtype alone (default float32), for --preset.
+  absl::StatusOr<DType> GetDType() const;
   bool Has(const std::string& name) const { return values_.contains(name); }
   std::string GetString(const std::string& name,
                         const std::string& fallback) const;
@@ -83,6 +91,7 @@ class CliArgs {
 
   std::string command_;
   absl::flat_hash_map<std::string, std::string> values_;
+  std::map<std::string, std::string> library_arguments_;
 };
 
 }  // namespace posenc

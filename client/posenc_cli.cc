@@ -11,6 +11,9 @@
 //                 [--shift X] [--scale X] [--pad-odd-dim]
 //                 [--num-frequencies N --min-freq-exp X --max-freq-exp X]
 //                 [--coordinates N] [--include-input] [-o FILE]
+//   posenc table|rows|gather|plot|encode --preset LIBRARY.FUNCTION
+//                 [--arg name=value ...] [--diffusers-config FILE]
+//                 [--dtype T] [...]   (encode also: --hf-config FILE)
 //   posenc stats
 //   posenc health
 //
@@ -22,6 +25,10 @@
 // host). Spec options: --base, --dtype, --layout,
 // --frequency, --hf-config, --seq-len (the same for table, rows, gather and
 // plot: CliArgs::GetSpec; `encode` has its own, CliArgs::GetEncodingSpec).
+// --preset names a library call with its own arguments (docs/presets.md);
+// --diffusers-config (and, for encode, --hf-config) sends a model's
+// config.json, whose class picks the preset when --preset is not given.
+// The server resolves it (ResolvePreset); spec options cannot be added.
 // Without -o, values are printed as CSV on stdout.
 // `plot` draws the table as a PNG heat map (client/png_plot.h). `rows` and
 // `plot` stream the table and, when stderr is a terminal, show a progress
@@ -29,9 +36,12 @@
 // Exit status: 0 on success, 1 on any RPC or I/O error (the status is printed
 // on stderr), 2 on a usage error; `health` exits 1 unless SERVING.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -155,6 +165,22 @@ constexpr char kUsage[] =
     "  --grid 0,0:64,0:64       instead of --positions: start:count per "
     "coordinate,\n"
     "                           the integer points row-major\n"
+    "presets, for table, rows, gather, plot and encode (docs/presets.md):\n"
+    "  --preset LIB.FUNCTION    a library call, e.g. "
+    "diffusers.get_timestep_embedding\n"
+    "  --arg name=value         one of its arguments, by the library's own "
+    "name\n"
+    "                           (repeat: --arg embedding_dim=320 --arg "
+    "flip_sin_to_cos=True)\n"
+    "  --diffusers-config FILE  a diffusers unet/ or transformer/config.json: "
+    "its\n"
+    "                           settings fill the arguments (the class picks "
+    "the\n"
+    "                           preset when --preset is not given)\n"
+    "  --hf-config FILE         encode: a Hugging Face config.json, the same "
+    "way\n"
+    "                           (--dtype may be added; other spec options "
+    "not)\n"
     "rows and plot show progress on stderr when it is a terminal\n"
     "exit status: 0 success, 1 RPC or I/O error, 2 usage error\n";
 
@@ -164,17 +190,46 @@ bool IsHelp(const std::string& arg) {
 
 const std::vector<std::string> kCommon = {
     "target", "timeout", "tls-ca", "tls-cert", "tls-key", "tls-server-name"};
-const std::vector<std::string> kSpec = {
-    "d",          "max-len",    "base",          "dtype",
-    "layout",     "frequency",  "output",        "hf-config",
-    "seq-len",    "grid",       "grid-channels", "grid-positions",
-    "grid-first", "grid-order", "grid-sin-cos",  "grid-extra"};
+const std::vector<std::string> kSpec = {"d",
+                                        "max-len",
+                                        "base",
+                                        "dtype",
+                                        "layout",
+                                        "frequency",
+                                        "output",
+                                        "hf-config",
+                                        "seq-len",
+                                        "grid",
+                                        "grid-channels",
+                                        "grid-positions",
+                                        "grid-first",
+                                        "grid-order",
+                                        "grid-sin-cos",
+                                        "grid-extra",
+                                        "preset",
+                                        "arg",
+                                        "diffusers-config"};
 
-const std::vector<std::string> kEncodeOptions = {
-    "positions",    "dim",         "dtype",           "layout",
-    "frequency",    "scale",       "max-period",      "shift",
-    "output",       "coordinates", "num-frequencies", "min-freq-exp",
-    "max-freq-exp", "axes-dim",    "mrope-section",   "grid"};
+const std::vector<std::string> kEncodeOptions = {"positions",
+                                                 "dim",
+                                                 "dtype",
+                                                 "layout",
+                                                 "frequency",
+                                                 "scale",
+                                                 "max-period",
+                                                 "shift",
+                                                 "output",
+                                                 "coordinates",
+                                                 "num-frequencies",
+                                                 "min-freq-exp",
+                                                 "max-freq-exp",
+                                                 "axes-dim",
+                                                 "mrope-section",
+                                                 "grid",
+                                                 "preset",
+                                                 "arg",
+                                                 "diffusers-config",
+                                                 "hf-config"};
 // Options of `encode` that take no value.
 const std::vector<std::string> kEncodeSwitches = {
     "pad-odd-dim", "include-input", "mrope-interleaved"};
@@ -258,10 +313,99 @@ absl::Status WriteTensor(const std::string& path, DType dtype, uint32_t width,
   return (*writer)->Close();
 }
 
+// Options that define a spec themselves, so they cannot be combined with
+// --preset (the preset defines it); --dtype can.
+const std::vector<std::string> kSpecDefining = {"d",
+                                                "max-len",
+                                                "base",
+                                                "layout",
+                                                "frequency",
+                                                "seq-len",
+                                                "dim",
+                                                "max-period",
+                                                "shift",
+                                                "scale",
+                                                "coordinates",
+                                                "num-frequencies",
+                                                "min-freq-exp",
+                                                "max-freq-exp",
+                                                "pad-odd-dim",
+                                                "include-input",
+                                                "grid",
+                                                "grid-channels",
+                                                "grid-positions",
+                                                "grid-first",
+                                                "grid-order",
+                                                "grid-sin-cos",
+                                                "grid-extra",
+                                                "axes-dim",
+                                                "mrope-section",
+                                                "mrope-interleaved"};
+
+bool WantsPreset(const CliArgs& args) {
+  return args.Has("preset") || args.Has("diffusers-config") ||
+         (args.command() == "encode" && args.Has("hf-config"));
+}
+
+// The spec of --preset NAME with its --arg name=value (and a model's
+// config.json from --diffusers-config, or --hf-config for encode),
+// resolved by the server's ResolvePreset. Usage errors come back as
+// INVALID_ARGUMENT with `*usage` set.
+absl::StatusOr<std::variant<TableSpec, RealEncodingSpec>> ResolvePresetSpec(
+    PosencClient& client, const CliArgs& args, bool* usage) {
+  *usage = true;
+  for (const std::string& option : kSpecDefining) {
+    // plot's --scale is its pixel size and encode's --grid its points, not
+    // spec options.
+    if (args.Has(option) && !(option == "scale" && args.command() == "plot") &&
+        !(option == "grid" && args.command() == "encode")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", option,
+          " cannot be combined with --preset or a model "
+          "config: the preset defines the spec (pass the library's own "
+          "arguments with --arg name=value)"));
+    }
+  }
+  if (!args.Has("preset") && !args.library_arguments().empty()) {
+    return absl::InvalidArgumentError("--arg needs --preset");
+  }
+  absl::StatusOr<DType> dtype = args.GetDType();
+  if (!dtype.ok()) return dtype.status();
+  std::string config;
+  for (const char* option : {"diffusers-config", "hf-config"}) {
+    if (!args.Has(option)) continue;
+    std::ifstream in(args.GetString(option, ""), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in || text.str().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", option, ": cannot read '", args.GetString(option, ""), "'"));
+    }
+    config = text.str();
+  }
+  *usage = false;
+  absl::StatusOr<PosencClient::Preset> preset = client.ResolvePreset(
+      args.GetString("preset", ""), args.library_arguments(), config, *dtype);
+  if (!preset.ok()) return preset.status();
+  return preset->spec;
+}
+
 // `encode`: one Encode call, its [points, width] rows written as the table
 // commands write theirs. Options are checked before the call (exit 2).
 int Encode(PosencClient& client, const CliArgs& args) {
   absl::StatusOr<RealEncodingSpec> spec = args.GetEncodingSpec();
+  if (WantsPreset(args)) {
+    bool usage = false;
+    auto resolved = ResolvePresetSpec(client, args, &usage);
+    if (!resolved.ok()) {
+      return usage ? Usage(resolved.status()) : Fail(resolved.status());
+    }
+    if (!std::holds_alternative<RealEncodingSpec>(*resolved)) {
+      return Usage(absl::InvalidArgumentError(
+          "that preset is a table: use table, rows or gather"));
+    }
+    spec = std::get<RealEncodingSpec>(*resolved);
+  }
   if (!spec.ok()) return Usage(spec.status());
   absl::StatusOr<Tensor> rows;
   if (args.Has("grid")) {
@@ -348,6 +492,19 @@ int Run(int argc, char** argv) {
   if (command == "encode") return Encode(client, *args);
 
   absl::StatusOr<TableSpec> spec = args->GetSpec();
+  if (WantsPreset(*args)) {
+    bool usage = false;
+    auto resolved = ResolvePresetSpec(client, *args, &usage);
+    if (!resolved.ok()) {
+      return usage ? Usage(resolved.status()) : Fail(resolved.status());
+    }
+    if (!std::holds_alternative<TableSpec>(*resolved)) {
+      return Usage(absl::InvalidArgumentError(
+          "that preset is an encoding of real-valued points: use encode "
+          "--positions"));
+    }
+    spec = std::get<TableSpec>(*resolved);
+  }
   if (!spec.ok()) return Usage(spec.status());
   if (command == "plot") return Plot(client, *spec, *args);
   const std::string output = args->GetString("output", "");

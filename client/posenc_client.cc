@@ -208,6 +208,36 @@ absl::StatusOr<v1::GetStatsResponse> PosencClient::GetStats() {
   return response;
 }
 
+absl::StatusOr<PosencClient::Preset> PosencClient::ResolvePreset(
+    const std::string& preset,
+    const std::map<std::string, std::string>& arguments,
+    const std::string& config_json, DType dtype) {
+  v1::ResolvePresetRequest request;
+  request.set_preset(preset);
+  request.mutable_arguments()->insert(arguments.begin(), arguments.end());
+  request.set_config_json(config_json);
+  request.set_dtype(DTypeToProto(dtype));
+  v1::ResolvePresetResponse response;
+  grpc::ClientContext context;
+  Prepare(&context);  // nothing cached: any replica answers
+  grpc::Status status = stub_->ResolvePreset(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  Preset out;
+  out.name = response.preset();
+  out.reproduces = response.reproduces();
+  if (response.has_table()) {
+    absl::StatusOr<TableSpec> spec = SpecFromProto(response.table());
+    if (!spec.ok()) return spec.status();
+    out.spec = *std::move(spec);
+  } else {
+    absl::StatusOr<RealEncodingSpec> spec =
+        EncodingSpecFromProto(response.encoding());
+    if (!spec.ok()) return spec.status();
+    out.spec = *std::move(spec);
+  }
+  return out;
+}
+
 absl::StatusOr<bool> PosencClient::CheckHealth(const std::string& service) {
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);

@@ -15,9 +15,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -103,6 +105,19 @@ class PosencClient {
                                     const PointGrid& grid);
 
   absl::StatusOr<v1::GetStatsResponse> GetStats();
+
+  // A library call named with its own arguments (docs/presets.md), e.g.
+  // ("diffusers.get_timestep_embedding", {{"embedding_dim", "320"}}),
+  // optionally with a model's config.json text, resolved by the server.
+  struct Preset {
+    std::variant<TableSpec, RealEncodingSpec> spec;
+    std::string name;        // the preset resolved
+    std::string reproduces;  // library, version, function
+  };
+  absl::StatusOr<Preset> ResolvePreset(
+      const std::string& preset,
+      const std::map<std::string, std::string>& arguments,
+      const std::string& config_json = "", DType dtype = DType::kFloat32);
 
   // grpc.health.v1 Check of `service` ("" = the whole server): true when
   // SERVING, false when NOT_SERVING.

@@ -18,6 +18,8 @@ const char* MethodName(Method method) {
       return "/posenc.v1.PositionalEncoding/Encode";
     case Method::kGetStats:
       return "/posenc.v1.PositionalEncoding/GetStats";
+    case Method::kResolvePreset:
+      return "/posenc.v1.PositionalEncoding/ResolvePreset";
   }
   return "?";
 }
@@ -36,6 +38,8 @@ const char* MethodShortName(Method method) {
       return "Encode";
     case Method::kGetStats:
       return "GetStats";
+    case Method::kResolvePreset:
+      return "ResolvePreset";
   }
   return "?";
 }

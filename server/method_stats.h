@@ -22,9 +22,10 @@ enum class Method {
   kStreamBatches,
   kGetRows,
   kEncode,
-  kGetStats
+  kGetStats,
+  kResolvePreset
 };
-inline constexpr int kMethodCount = 6;
+inline constexpr int kMethodCount = 7;
 // gRPC status codes 0 (OK) .. 16 (UNAUTHENTICATED).
 inline constexpr int kStatusCodeCount = 17;
 

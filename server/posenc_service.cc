@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
+#include "common/preset_request.h"
 #include "core/buffer_reserve.h"
 #include "core/encoding.h"
 #include "core/real_encoding_plan.h"
@@ -728,6 +729,20 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   }
   auto* reactor = new UnaryCall(context, calls_, Method::kGetStats);
   reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PositionalEncodingService::ResolvePreset(
+    grpc::CallbackServerContext* context,
+    const v1::ResolvePresetRequest* request,
+    v1::ResolvePresetResponse* response) {
+  CallRecord record(stats_, Method::kResolvePreset);
+  auto* reactor = new UnaryCall(context, calls_, Method::kResolvePreset);
+  absl::StatusOr<v1::ResolvePresetResponse> resolved =
+      ResolvePresetRequest(*request, limits_.spec);
+  if (resolved.ok()) *response = *std::move(resolved);
+  FinishUnary(reactor, record, resolved.status(),
+              resolved.ok() ? response->ByteSizeLong() : 0);
   return reactor;
 }
 

@@ -49,7 +49,9 @@ using RawTableMethods = v1::PositionalEncoding::WithRawCallbackMethod_GetTable<
             v1::PositionalEncoding::WithRawCallbackMethod_GetRows<
                 v1::PositionalEncoding::WithRawCallbackMethod_Encode<
                     v1::PositionalEncoding::WithCallbackMethod_GetStats<
-                        v1::PositionalEncoding::Service>>>>>>;
+                        v1::PositionalEncoding::
+                            WithCallbackMethod_ResolvePreset<
+                                v1::PositionalEncoding::Service>>>>>>>;
 
 class PositionalEncodingService final : public RawTableMethods {
  public:
@@ -80,6 +82,12 @@ class PositionalEncodingService final : public RawTableMethods {
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::GetStatsRequest* request,
                                      v1::GetStatsResponse* response) override;
+  // Resolves a preset (core/presets.h), reading config_json when given
+  // (common/model_config.h). Computes nothing, never queues.
+  grpc::ServerUnaryReactor* ResolvePreset(
+      grpc::CallbackServerContext* context,
+      const v1::ResolvePresetRequest* request,
+      v1::ResolvePresetResponse* response) override;
 
   // From now on table RPCs answer UNAVAILABLE at once (GetStats still
   // answers), so a draining server finishes only the calls it already has.

@@ -164,7 +164,7 @@ TEST_F(EncodeTest, Stats_CountEncodeCalls) {
   EXPECT_FALSE(client_->Encode(spec, {}).ok());
   absl::StatusOr<v1::GetStatsResponse> stats = client_->GetStats();
   ASSERT_TRUE(stats.ok());
-  ASSERT_EQ(stats->methods_size(), 6);
+  ASSERT_EQ(stats->methods_size(), 7);
   EXPECT_EQ(stats->methods(4).method(), "/posenc.v1.PositionalEncoding/Encode");
   EXPECT_EQ(stats->methods(4).ok(), 1u);
   EXPECT_EQ(stats->methods(4).errors(), 1u);

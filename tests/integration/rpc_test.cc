@@ -196,7 +196,7 @@ TEST_F(RpcTest, GetStats_CountsHitsMissesAndCalls) {
   EXPECT_EQ(stats->cache().entries(), 1u);
   EXPECT_EQ(stats->cache().resident_bytes(), 16u * 64 * 4);
   EXPECT_EQ(stats->cache().budget_bytes(), uint64_t{64} << 20);
-  ASSERT_EQ(stats->methods_size(), 6);
+  ASSERT_EQ(stats->methods_size(), 7);
   EXPECT_EQ(stats->methods(0).method(),
             "/posenc.v1.PositionalEncoding/GetTable");
   EXPECT_EQ(stats->methods(0).ok(), 3u);

@@ -37,6 +37,11 @@ type PositionalEncodingClient interface {
 	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
 	// answer exceeds --max_message_bytes or a bounded resource is full.
 	Encode(ctx context.Context, in *EncodeRequest, opts ...grpc.CallOption) (*EncodeResponse, error)
+	// The spec of a library call named with its own arguments (and
+	// optionally a model's config.json). Computes nothing; any replica
+	// answers. INVALID_ARGUMENT naming the preset, the argument or
+	// config_json.
+	ResolvePreset(ctx context.Context, in *ResolvePresetRequest, opts ...grpc.CallOption) (*ResolvePresetResponse, error)
 	// Cache counters, per-method call counts and server limits. Always OK.
 	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
 }
@@ -140,6 +145,15 @@ func (c *positionalEncodingClient) Encode(ctx context.Context, in *EncodeRequest
 	return out, nil
 }
 
+func (c *positionalEncodingClient) ResolvePreset(ctx context.Context, in *ResolvePresetRequest, opts ...grpc.CallOption) (*ResolvePresetResponse, error) {
+	out := new(ResolvePresetResponse)
+	err := c.cc.Invoke(ctx, "/posenc.v1.PositionalEncoding/ResolvePreset", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *positionalEncodingClient) GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error) {
 	out := new(GetStatsResponse)
 	err := c.cc.Invoke(ctx, "/posenc.v1.PositionalEncoding/GetStats", in, out, opts...)
@@ -173,6 +187,11 @@ type PositionalEncodingServer interface {
 	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
 	// answer exceeds --max_message_bytes or a bounded resource is full.
 	Encode(context.Context, *EncodeRequest) (*EncodeResponse, error)
+	// The spec of a library call named with its own arguments (and
+	// optionally a model's config.json). Computes nothing; any replica
+	// answers. INVALID_ARGUMENT naming the preset, the argument or
+	// config_json.
+	ResolvePreset(context.Context, *ResolvePresetRequest) (*ResolvePresetResponse, error)
 	// Cache counters, per-method call counts and server limits. Always OK.
 	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
 	mustEmbedUnimplementedPositionalEncodingServer()
@@ -196,6 +215,9 @@ func (UnimplementedPositionalEncodingServer) GetRows(context.Context, *GetRowsRe
 }
 func (UnimplementedPositionalEncodingServer) Encode(context.Context, *EncodeRequest) (*EncodeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Encode not implemented")
+}
+func (UnimplementedPositionalEncodingServer) ResolvePreset(context.Context, *ResolvePresetRequest) (*ResolvePresetResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResolvePreset not implemented")
 }
 func (UnimplementedPositionalEncodingServer) GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetStats not implemented")
@@ -309,6 +331,24 @@ func _PositionalEncoding_Encode_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PositionalEncoding_ResolvePreset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResolvePresetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PositionalEncodingServer).ResolvePreset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/posenc.v1.PositionalEncoding/ResolvePreset",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PositionalEncodingServer).ResolvePreset(ctx, req.(*ResolvePresetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PositionalEncoding_GetStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetStatsRequest)
 	if err := dec(in); err != nil {
@@ -342,6 +382,10 @@ var _PositionalEncoding_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Encode",
 			Handler:    _PositionalEncoding_Encode_Handler,
+		},
+		{
+			MethodName: "ResolvePreset",
+			Handler:    _PositionalEncoding_ResolvePreset_Handler,
 		},
 		{
 			MethodName: "GetStats",

@@ -1,0 +1,138 @@
+// The ResolvePreset RPC against a real server on 127.0.0.1: a library call
+// (or a model's config.json) resolves to the spec whose Encode rows are the
+// same bytes as the hand-written spec of that call; refusals carry the
+// exact code and name the argument.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/common/subprocess.h"
+#include "tests/integration/server_fixture.h"
+
+namespace posenc::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class PresetTest : public ServerTest {
+ protected:
+  struct Result {
+    int exit_code;
+    std::string out, err;
+  };
+  // The posenc CLI against this server.
+  Result RunCli(std::vector<std::string> args) {
+    args.insert(args.begin(), POSENC_CLI_PATH);
+    args.push_back("--target");
+    args.push_back(ClientOptions().target);
+    Subprocess cli(args, TestTempPath("cli.out"), TestTempPath("cli.err"));
+    std::optional<int> code = cli.Wait(absl::Seconds(60));
+    return {code.value_or(-1), cli.Stdout(), cli.Stderr()};
+  }
+};
+
+std::string ReadModel(const std::string& file) {
+  std::ifstream in(std::string(POSENC_TESTDATA_DIR) + "/models/" + file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST_F(PresetTest, FluxTimestepPreset_SameBytesAsHandWrittenSpec) {
+  absl::StatusOr<PosencClient::Preset> preset = client_->ResolvePreset(
+      "flux.timestep_embedding", {{"dim", "256"}}, "", DType::kBFloat16);
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  EXPECT_EQ(preset->name, "flux.timestep_embedding");
+  EXPECT_THAT(preset->reproduces, HasSubstr("black-forest-labs/flux"));
+  ASSERT_TRUE(std::holds_alternative<RealEncodingSpec>(preset->spec));
+  RealEncodingSpec by_hand;  // docs/encodings.md's FLUX row
+  by_hand.dim = 256;
+  by_hand.layout = Layout::kConcatCosSin;
+  by_hand.scale = 1000;
+  by_hand.dtype = DType::kBFloat16;
+  const std::vector<double> t = {0, 0.25, 0.5, 1};
+  absl::StatusOr<Tensor> a =
+      client_->Encode(std::get<RealEncodingSpec>(preset->spec), t);
+  absl::StatusOr<Tensor> b = client_->Encode(by_hand, t);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_EQ(a->shape, (std::vector<uint32_t>{4, 256}));
+  EXPECT_EQ(a->data, b->data);
+}
+
+TEST_F(PresetTest, UnetConfig_Sd15TimestepsAt999Point5) {
+  absl::StatusOr<PosencClient::Preset> preset =
+      client_->ResolvePreset("", {}, ReadModel("sd15_unet_config.json"));
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  EXPECT_EQ(preset->name, "diffusers.Timesteps");
+  const auto& spec = std::get<RealEncodingSpec>(preset->spec);
+  EXPECT_EQ(spec.dim, 320u);
+  EXPECT_EQ(spec.layout, Layout::kConcatCosSin);  // flip_sin_to_cos
+  EXPECT_EQ(spec.shift, 0);                       // freq_shift
+  absl::StatusOr<Tensor> rows = client_->Encode(spec, {999.5});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->shape, (std::vector<uint32_t>{1, 320}));
+}
+
+TEST_F(PresetTest, BadCalls_InvalidArgumentNamingTheArgument) {
+  absl::StatusOr<PosencClient::Preset> unknown =
+      client_->ResolvePreset("flux.timestep_embeddings", {{"dim", "256"}});
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(),
+              HasSubstr("preset: \"flux.timestep_embeddings\""));
+  absl::StatusOr<PosencClient::Preset> typo = client_->ResolvePreset(
+      "flux.timestep_embedding", {{"dim", "256"}, {"max_periods", "1"}});
+  EXPECT_EQ(typo.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(typo.status().message(), HasSubstr("arguments.max_periods"));
+  absl::StatusOr<PosencClient::Preset> config =
+      client_->ResolvePreset("", {}, "{\"_class_name\": 3}");
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("config_json"));
+}
+
+TEST_F(PresetTest, CliPresetAndConfig_SameCsvAsHandWrittenOptions) {
+  Result by_hand = RunCli({"encode", "--dim", "320", "--layout",
+                           "concat_cos_sin", "--positions", "999.5,0.25"});
+  ASSERT_EQ(by_hand.exit_code, 0) << by_hand.err;
+  Result preset =
+      RunCli({"encode", "--preset", "diffusers.Timesteps", "--arg",
+              "num_channels=320", "--arg", "flip_sin_to_cos=True", "--arg",
+              "downscale_freq_shift=0", "--positions", "999.5,0.25"});
+  ASSERT_EQ(preset.exit_code, 0) << preset.err;
+  EXPECT_EQ(preset.out, by_hand.out);
+  Result config = RunCli(
+      {"encode", "--diffusers-config",
+       std::string(POSENC_TESTDATA_DIR) + "/models/sd15_unet_config.json",
+       "--positions", "999.5,0.25"});
+  ASSERT_EQ(config.exit_code, 0) << config.err;
+  EXPECT_EQ(config.out, by_hand.out);
+}
+
+TEST_F(PresetTest, CliPresetMisuse_UsageOrStatusExit) {
+  // A spec option beside a preset: usage error (2), before any call.
+  Result mixed =
+      RunCli({"encode", "--preset", "flux.timestep_embedding", "--arg",
+              "dim=256", "--shift", "1", "--positions", "0"});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_THAT(mixed.err, HasSubstr("--shift cannot be combined with --preset"));
+  Result bad_arg = RunCli({"encode", "--preset", "flux.timestep_embedding",
+                           "--arg", "dim", "--positions", "0"});
+  EXPECT_EQ(bad_arg.exit_code, 2);
+  EXPECT_THAT(bad_arg.err, HasSubstr("is not name=value"));
+  // The server's refusal: exit 1 with the status.
+  Result unknown = RunCli({"encode", "--preset", "flux.timestep_embedding",
+                           "--arg", "dims=256", "--positions", "0"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("INVALID_ARGUMENT: arguments.dims"));
+  // An encoding preset asked for as a table.
+  Result table = RunCli(
+      {"table", "--preset", "flux.timestep_embedding", "--arg", "dim=256"});
+  EXPECT_EQ(table.exit_code, 2);
+  EXPECT_THAT(table.err, HasSubstr("use encode"));
+}
+
+}  // namespace
+}  // namespace posenc::testing

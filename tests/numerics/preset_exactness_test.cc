@@ -1,0 +1,251 @@
+// Each preset (core/presets.h) against an MPFR reference of the library
+// call it names, written from that library's code with its own arguments
+// (tests/numerics/library_reference.h): same bits in every dtype, on fixed
+// calls and on fresh random calls every run (seed printed; POSENC_SEED
+// replays it).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/presets.h"
+#include "core/real_encoding_plan.h"
+#include "core/shortest_double.h"
+#include "gtest/gtest.h"
+#include "tests/numerics/library_reference.h"
+#include "tests/numerics/real_reference.h"
+
+namespace posenc {
+namespace {
+
+using ::posenc::testing::DiffusersTimestepRow;
+using ::posenc::testing::GuidedDiffusionTimestepRow;
+using ::posenc::testing::NerfEncodingRow;
+using ::posenc::testing::RealElementBits;
+using Arguments = std::map<std::string, std::string>;
+
+constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                             DType::kBFloat16};
+
+uint64_t Seed() {
+  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
+    return std::strtoull(s, nullptr, 10);
+  }
+  return static_cast<uint64_t>(
+             std::chrono::system_clock::now().time_since_epoch().count()) ^
+         (uint64_t{std::random_device{}()} << 32);
+}
+
+RealEncodingSpec Resolve(const std::string& name, Arguments args, DType dtype) {
+  absl::StatusOr<PresetArguments> parsed =
+      PresetArguments::Create(std::move(args));
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<ResolvedPreset> resolved =
+      ResolvePreset(name, *std::move(parsed), dtype, SpecLimits{});
+  EXPECT_TRUE(resolved.ok()) << resolved.status();
+  if (!resolved.ok()) return {};
+  EXPECT_TRUE(std::holds_alternative<RealEncodingSpec>(resolved->spec));
+  return std::get<RealEncodingSpec>(resolved->spec);
+}
+
+// Rows of `points` (coordinates values each) by posenc, compared with the
+// library's reference rows; returns the values compared.
+uint64_t ExpectSameBits(const RealEncodingSpec& spec,
+                        const std::vector<double>& points,
+                        const std::vector<std::vector<uint64_t>>& expected,
+                        const std::string& call) {
+  absl::StatusOr<RealEncodingPlan> plan =
+      RealEncodingPlan::Create(spec, SpecLimits{});
+  EXPECT_TRUE(plan.ok()) << plan.status() << " " << call;
+  if (!plan.ok()) return 0;
+  EXPECT_TRUE(plan->ValidatePositions(points, 1 << 20).ok()) << call;
+  const size_t rows = expected.size();
+  std::vector<std::byte> out(rows * spec.row_bytes());
+  plan->ComputeRows(points, out.data());
+  uint64_t compared = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(expected[r].size(), spec.width()) << call;
+    int mismatches = 0;
+    for (size_t col = 0; col < expected[r].size(); ++col) {
+      const uint64_t got =
+          RealElementBits(spec, out.data() + r * spec.row_bytes(), col);
+      ++compared;
+      if (got != expected[r][col] && ++mismatches <= 3) {
+        ADD_FAILURE() << call << " in " << DTypeName(spec.dtype) << ": row "
+                      << r << " column " << col << " posenc 0x" << std::hex
+                      << got << ", library formula 0x" << expected[r][col];
+      }
+    }
+  }
+  return compared;
+}
+
+struct TimestepCall {
+  std::string preset;
+  Arguments args;
+  // The library's formula, from the library's own arguments.
+  std::vector<uint64_t> (*row)(const Arguments& args, double t, DType dtype);
+};
+
+double Num(const Arguments& args, const char* key, double fallback) {
+  auto it = args.find(key);
+  return it == args.end() ? fallback : std::strtod(it->second.c_str(), nullptr);
+}
+bool Flag(const Arguments& args, const char* key, bool fallback) {
+  auto it = args.find(key);
+  return it == args.end() ? fallback
+                          : (it->second == "true" || it->second == "True");
+}
+
+std::vector<uint64_t> DiffusersFunctionRow(const Arguments& a, double t,
+                                           DType dtype) {
+  return DiffusersTimestepRow(
+      t, static_cast<uint32_t>(Num(a, "embedding_dim", 0)),
+      Flag(a, "flip_sin_to_cos", false), Num(a, "downscale_freq_shift", 1),
+      Num(a, "scale", 1), Num(a, "max_period", 10000), dtype);
+}
+std::vector<uint64_t> DiffusersModuleRow(const Arguments& a, double t,
+                                         DType dtype) {
+  return DiffusersTimestepRow(
+      t, static_cast<uint32_t>(Num(a, "num_channels", 0)),
+      Flag(a, "flip_sin_to_cos", false), Num(a, "downscale_freq_shift", 0),
+      Num(a, "scale", 1), 10000, dtype);
+}
+std::vector<uint64_t> GuidedRow(const Arguments& a, double t, DType dtype) {
+  return GuidedDiffusionTimestepRow(t, static_cast<uint32_t>(Num(a, "dim", 0)),
+                                    Num(a, "max_period", 10000), 1, dtype);
+}
+std::vector<uint64_t> FluxRow(const Arguments& a, double t, DType dtype) {
+  return GuidedDiffusionTimestepRow(t, static_cast<uint32_t>(Num(a, "dim", 0)),
+                                    Num(a, "max_period", 10000),
+                                    Num(a, "time_factor", 1000), dtype);
+}
+
+void CheckTimestepCall(const TimestepCall& call,
+                       const std::vector<double>& timesteps,
+                       uint64_t* compared) {
+  std::string text = call.preset;
+  for (const auto& [k, v] : call.args) absl::StrAppend(&text, " ", k, "=", v);
+  for (DType dtype : kDTypes) {
+    const RealEncodingSpec spec = Resolve(call.preset, call.args, dtype);
+    std::vector<std::vector<uint64_t>> expected;
+    for (double t : timesteps)
+      expected.push_back(call.row(call.args, t, dtype));
+    *compared += ExpectSameBits(spec, timesteps, expected, text);
+  }
+}
+
+// The issue's own example (t = 999.5, dim 320) and each library's usual
+// settings, including an odd dimension (the zero column).
+TEST(PresetExactnessTest, TimestepPresets_EveryDtypeMatchesLibraryFormula) {
+  const std::vector<double> timesteps = {0, 1, 999.5, 999, 0.25, 417.123456789};
+  const std::vector<TimestepCall> calls = {
+      {"diffusers.get_timestep_embedding",
+       {{"embedding_dim", "320"}},
+       &DiffusersFunctionRow},
+      {"diffusers.get_timestep_embedding",
+       {{"embedding_dim", "321"},
+        {"flip_sin_to_cos", "True"},
+        {"downscale_freq_shift", "0"},
+        {"scale", "2.5"},
+        {"max_period", "5000"}},
+       &DiffusersFunctionRow},
+      {"diffusers.Timesteps",
+       {{"num_channels", "320"},
+        {"flip_sin_to_cos", "true"},
+        {"downscale_freq_shift", "0"}},
+       &DiffusersModuleRow},
+      {"guided_diffusion.timestep_embedding", {{"dim", "129"}}, &GuidedRow},
+      {"flux.timestep_embedding", {{"dim", "256"}}, &FluxRow},
+  };
+  uint64_t compared = 0;
+  for (const TimestepCall& call : calls) {
+    CheckTimestepCall(call,
+                      call.preset == "flux.timestep_embedding"
+                          ? std::vector<double>{0, 0.25, 1, 0.999}
+                          : timesteps,
+                      &compared);
+  }
+  std::printf("[numerics] timestep presets: %llu values compared\n",
+              static_cast<unsigned long long>(compared));
+}
+
+TEST(PresetExactnessTest, NerfEncoding_EveryDtypeMatchesLibraryFormula) {
+  const Arguments args = {{"in_dim", "3"},
+                          {"num_frequencies", "10"},
+                          {"min_freq_exp", "0"},
+                          {"max_freq_exp", "8"},
+                          {"include_input", "True"}};
+  // Points whose 4 x 2^e is never an integer (no exact quarter turns).
+  const std::vector<std::vector<double>> points = {
+      {0.1, -0.7, 0.333}, {0.123456789, 0.987654321, -0.5551}};
+  uint64_t compared = 0;
+  for (DType dtype : kDTypes) {
+    const RealEncodingSpec spec =
+        Resolve("nerfstudio.NeRFEncoding", args, dtype);
+    std::vector<double> flat;
+    std::vector<std::vector<uint64_t>> expected;
+    for (const auto& x : points) {
+      flat.insert(flat.end(), x.begin(), x.end());
+      expected.push_back(NerfEncodingRow(x, 10, 0, 8, true, dtype));
+    }
+    compared += ExpectSameBits(spec, flat, expected, "nerfstudio.NeRFEncoding");
+  }
+  std::printf("[numerics] NeRF preset: %llu values compared\n",
+              static_cast<unsigned long long>(compared));
+}
+
+TEST(PresetExactnessTest, FreshRandomTimestepCalls_MatchLibraryFormula) {
+  const uint64_t seed = Seed();
+  std::printf("[numerics] presets: POSENC_SEED=%llu\n",
+              static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  uint64_t compared = 0;
+  for (int n = 0; n < 8; ++n) {
+    const uint32_t dim = 2 + rng() % 200;
+    const std::string d = absl::StrCat(dim);
+    std::vector<double> ts;
+    for (int k = 0; k < 3; ++k) {
+      ts.push_back(std::round(u(rng) * 2000) / 2 + (rng() % 2) * u(rng));
+    }
+    TimestepCall call;
+    switch (rng() % 3) {
+      case 0: {
+        const uint32_t half = dim / 2;
+        // downscale_freq_shift: 0, 1 or any value below half.
+        double shift =
+            rng() % 2 ? static_cast<double>(rng() % 2) : u(rng) * (half - 0.5);
+        if (!(shift < half)) shift = 0;
+        call = {"diffusers.get_timestep_embedding",
+                {{"embedding_dim", d},
+                 {"flip_sin_to_cos", rng() % 2 ? "True" : "False"},
+                 {"downscale_freq_shift", ShortestDouble(shift)},
+                 {"scale", ShortestDouble(std::exp2(u(rng) * 4 - 2))}},
+                &DiffusersFunctionRow};
+        break;
+      }
+      case 1:
+        call = {
+            "guided_diffusion.timestep_embedding",
+            {{"dim", d}, {"max_period", ShortestDouble(100 + u(rng) * 20000)}},
+            &GuidedRow};
+        break;
+      default:
+        for (double& t : ts) t = u(rng);
+        call = {"flux.timestep_embedding", {{"dim", d}}, &FluxRow};
+    }
+    CheckTimestepCall(call, ts, &compared);
+  }
+  std::printf("[numerics] fresh preset calls: %llu values compared\n",
+              static_cast<unsigned long long>(compared));
+}
+
+}  // namespace
+}  // namespace posenc
