@@ -24,6 +24,7 @@ import numpy as np
 from posenc.client import (MAX_RECEIVE_BYTES, encode_grid_request,
                             encode_request)
 from posenc.errors import PosencError
+from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
 from posenc.v1 import posenc_pb2
@@ -124,6 +125,16 @@ class Client:
         response = await self._unary(self._stub.Encode,
                                      encode_grid_request(spec, grid), timeout)
         return to_numpy(response.embeddings)
+
+    async def resolve_preset(self, preset: str = "", *,
+                             config_json: Optional[str] = None,
+                             dtype: str = "float32",
+                             timeout: Optional[float] = None,
+                             **arguments) -> Preset:
+        """As posenc.Client.resolve_preset."""
+        return preset_from_response(await self._unary(
+            self._stub.ResolvePreset,
+            preset_request(preset, config_json, dtype, arguments), timeout))
 
     async def stats(self, timeout: Optional[float] = None
                     ) -> posenc_pb2.GetStatsResponse:

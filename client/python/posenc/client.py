@@ -6,6 +6,7 @@ import grpc
 import numpy as np
 
 from posenc.errors import PosencError
+from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
 from posenc.v1 import posenc_pb2
@@ -137,6 +138,21 @@ class Client:
         return to_numpy(self._unary(self._stub.Encode,
                                     encode_grid_request(spec, grid),
                                     timeout).embeddings)
+
+    def resolve_preset(self, preset: str = "", *,
+                       config_json: Optional[str] = None,
+                       dtype: str = "float32",
+                       timeout: Optional[float] = None,
+                       **arguments) -> Preset:
+        """The spec of a library call named with its own arguments, e.g.
+        resolve_preset("diffusers.get_timestep_embedding", embedding_dim=320,
+        flip_sin_to_cos=True); or of a model's config.json text
+        (config_json=...), whose class picks the preset when none is named.
+        Returns Preset(spec, name, reproduces); pass .spec to table/gather/
+        batches or encode. See docs/presets.md."""
+        return preset_from_response(self._unary(
+            self._stub.ResolvePreset,
+            preset_request(preset, config_json, dtype, arguments), timeout))
 
     def stats(self, timeout: Optional[float] = None
               ) -> posenc_pb2.GetStatsResponse:
