@@ -107,13 +107,114 @@ absl::Status UnetTimesteps(const Struct& s, Arguments* out) {
   return CopyNumber(s, "freq_shift", 0, "downscale_freq_shift", out);
 }
 
+// Copies the list of numbers `key` as "[a, b, ...]".
+absl::Status CopyList(const Struct& s, const char* key, const char* argument,
+                      Arguments* out) {
+  const Value* v = Find(s, key);
+  if (v == nullptr || !v->has_list_value()) {
+    return Invalid(absl::StrCat(key, " must be a list of numbers"));
+  }
+  std::vector<std::string> items;
+  for (const Value& e : v->list_value().values()) {
+    if (!e.has_number_value()) {
+      return Invalid(absl::StrCat(key, " must be a list of numbers"));
+    }
+    items.push_back(ShortestDouble(e.number_value()));
+  }
+  (*out)[argument] = absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> RequiredNumber(const Struct& s, const char* key) {
+  const Value* v = Find(s, key);
+  if (v == nullptr || !v->has_number_value()) {
+    return Invalid(absl::StrCat(key, " must be a number"));
+  }
+  return v->number_value();
+}
+
+// FluxTransformer2DModel: pos_embed = FluxPosEmbed(theta=10000,
+// axes_dim=axes_dims_rope); the original model's EmbedND(dim =
+// attention_head_dim, theta 10000, axes_dim).
+absl::Status FluxPosEmbed(const Struct& s, Arguments* out) {
+  (*out)["theta"] = "10000";
+  return CopyList(s, "axes_dims_rope", "axes_dim", out);
+}
+absl::Status FluxEmbedNd(const Struct& s, Arguments* out) {
+  if (absl::Status st = FluxPosEmbed(s, out); !st.ok()) return st;
+  return CopyNumber(s, "attention_head_dim", 128, "dim", out);
+}
+
+// SD3Transformer2DModel: pos_embed = PatchEmbed(height=sample_size,
+// width=sample_size, patch_size, embed_dim = num_attention_heads *
+// attention_head_dim, pos_embed_max_size).
+absl::Status Sd3PatchEmbed(const Struct& s, Arguments* out) {
+  absl::StatusOr<double> sample = RequiredNumber(s, "sample_size");
+  if (!sample.ok()) return sample.status();
+  (*out)["height"] = (*out)["width"] = ShortestDouble(*sample);
+  if (absl::Status st = CopyNumber(s, "patch_size", 2, "patch_size", out);
+      !st.ok()) {
+    return st;
+  }
+  absl::StatusOr<double> heads = RequiredNumber(s, "num_attention_heads");
+  if (!heads.ok()) return heads.status();
+  absl::StatusOr<double> head_dim = RequiredNumber(s, "attention_head_dim");
+  if (!head_dim.ok()) return head_dim.status();
+  (*out)["embed_dim"] = ShortestDouble(*heads * *head_dim);
+  if (Find(s, "pos_embed_max_size") != nullptr) {
+    return CopyNumber(s, "pos_embed_max_size", 0, "pos_embed_max_size", out);
+  }
+  return absl::OkStatus();
+}
+
+// Qwen2-VL / Qwen2.5-VL config.json (model_type qwen2_vl, qwen2_5_vl):
+// head_dim = hidden_size / num_attention_heads, rope_theta,
+// rope_scaling.mrope_section. Qwen3-VL (qwen3_vl): the same keys under
+// text_config, head_dim given, rope_scaling.mrope_section (interleaved).
+absl::Status QwenMrope(const Struct& config, Arguments* out) {
+  const Struct* s = &config;
+  if (const Value* text = Find(config, "text_config");
+      text != nullptr && text->has_struct_value()) {
+    s = &text->struct_value();
+  }
+  if (Find(*s, "head_dim") != nullptr) {
+    if (absl::Status st = CopyNumber(*s, "head_dim", 0, "head_dim", out);
+        !st.ok()) {
+      return st;
+    }
+  } else {
+    absl::StatusOr<double> hidden = RequiredNumber(*s, "hidden_size");
+    if (!hidden.ok()) return hidden.status();
+    absl::StatusOr<double> heads = RequiredNumber(*s, "num_attention_heads");
+    if (!heads.ok()) return heads.status();
+    if (!(*heads >= 1)) return Invalid("num_attention_heads must be >= 1");
+    (*out)["head_dim"] = ShortestDouble(std::floor(*hidden / *heads));
+  }
+  if (absl::Status st = CopyNumber(*s, "rope_theta", 10000, "rope_theta", out);
+      !st.ok()) {
+    return st;
+  }
+  const Value* scaling = Find(*s, "rope_scaling");
+  if (scaling == nullptr || !scaling->has_struct_value()) {
+    return Invalid("rope_scaling must hold mrope_section");
+  }
+  return CopyList(scaling->struct_value(), "mrope_section", "mrope_section",
+                  out);
+}
+
 const std::vector<ClassReader>& Readers() {
   static const auto* readers = new std::vector<ClassReader>{
       {"UNet2DConditionModel", {{"diffusers.Timesteps", &UnetTimesteps}}},
       {"FluxTransformer2DModel",
-       {{"diffusers.Timesteps", &CombinedTimestepProj}}},
+       {{"diffusers.FluxPosEmbed", &FluxPosEmbed},
+        {"flux.EmbedND", &FluxEmbedNd},
+        {"diffusers.Timesteps", &CombinedTimestepProj}}},
       {"SD3Transformer2DModel",
-       {{"diffusers.Timesteps", &CombinedTimestepProj}}},
+       {{"diffusers.PatchEmbed", &Sd3PatchEmbed},
+        {"diffusers.Timesteps", &CombinedTimestepProj}}},
+      {"qwen2_vl", {{"qwen2_vl.mrope", &QwenMrope}}},
+      {"qwen2_5_vl", {{"qwen2_vl.mrope", &QwenMrope}}},
+      {"qwen3_vl", {{"qwen3_vl.mrope", &QwenMrope}}},
   };
   return *readers;
 }

@@ -1,9 +1,14 @@
 #include "core/presets.h"
 
+#include <cmath>
+#include <memory>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/grid_spec.h"
+#include "core/shortest_double.h"
 
 namespace posenc {
 namespace {
@@ -102,6 +107,380 @@ absl::StatusOr<Spec> NerfstudioNerf(PresetArguments& args, DType dtype,
   return spec;
 }
 
+absl::Status InvalidArgument(absl::string_view name, absl::string_view rule) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("arguments.", name, ": ", rule));
+}
+
+// A positive finite double as the exact ratio num / den of 32-bit integers
+// (every double is a dyadic rational; 1.5 = 3/2, 1.875 = 15/8). Scales
+// such as 0.1 are no such ratio: refused rather than rounded.
+absl::Status ExactRatio(absl::string_view name, double x, uint64_t* num,
+                        uint64_t* den) {
+  if (!(x > 0) || !std::isfinite(x)) {
+    return InvalidArgument(
+        name, absl::StrCat(ShortestDouble(x), " must be finite and > 0"));
+  }
+  int e = 0;
+  double m = std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1)
+  uint64_t mant = static_cast<uint64_t>(std::ldexp(m, 53));
+  e -= 53;
+  while (mant % 2 == 0) {
+    mant /= 2;
+    ++e;
+  }
+  const bool fits = e >= 0 ? (e < 32 && (mant << e) <= UINT32_MAX)
+                           : (e > -32 && mant <= UINT32_MAX);
+  if (!fits) {
+    return InvalidArgument(
+        name, absl::StrCat(ShortestDouble(x),
+                           " is not exactly a ratio of 32-bit integers "
+                           "(posenc takes grid positions exactly)"));
+  }
+  *num = e >= 0 ? mant << e : mant;
+  *den = e >= 0 ? 1 : uint64_t{1} << -e;
+  return absl::OkStatus();
+}
+
+// An axis whose point k sits at (first + k) * num / den, reduced; both
+// must fit 32 bits.
+absl::StatusOr<GridAxis> RationalAxis(absl::string_view name, uint32_t size,
+                                      uint32_t channels, uint32_t first,
+                                      uint64_t num, uint64_t den) {
+  const uint64_t g = std::gcd(num, den);
+  num /= g;
+  den /= g;
+  if (num > UINT32_MAX || den > UINT32_MAX) {
+    return InvalidArgument(name,
+                           "gives a position step that is not a ratio "
+                           "of 32-bit integers");
+  }
+  GridAxis axis;
+  axis.size = size;
+  axis.channels = channels;
+  axis.first_index = first;
+  axis.numerator = static_cast<uint32_t>(num);
+  axis.denominator = static_cast<uint32_t>(den);
+  return axis;
+}
+
+TableSpec GridTable(std::vector<GridAxis> axes, std::vector<uint32_t> order,
+                    GridSinCos sin_cos, uint32_t extra_zero_rows, double base,
+                    DType dtype) {
+  auto grid = std::make_shared<GridSpec>();
+  grid->axes = std::move(axes);
+  grid->channel_order = std::move(order);
+  grid->sin_cos = sin_cos;
+  grid->extra_zero_rows = extra_zero_rows;
+  TableSpec spec;
+  spec.d =
+      static_cast<uint32_t>(std::min<uint64_t>(grid->channels(), UINT32_MAX));
+  spec.max_len =
+      static_cast<uint32_t>(std::min<uint64_t>(grid->rows(), UINT32_MAX));
+  spec.base = base;
+  spec.dtype = dtype;
+  spec.layout = Layout::kConcatSinCos;
+  spec.grid = std::move(grid);
+  return spec;
+}
+
+absl::Status MultipleOf(absl::string_view name, uint32_t value, uint32_t k,
+                        absl::string_view why) {
+  if (value % k == 0) return absl::OkStatus();
+  return InvalidArgument(
+      name, absl::StrCat(value, " must be a multiple of ", k, " (", why, ")"));
+}
+
+// MAE get_2d_sincos_pos_embed(embed_dim, grid_size, cls_token=False): axes
+// (h, w) of grid_size points at integer positions, each D/2 channels of
+// [sin | cos] with base 10000; meshgrid(w, h) puts the column's block
+// first; cls_token prepends one zero row.
+absl::StatusOr<Spec> MaePosEmbed(PresetArguments& args, DType dtype,
+                                 const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(dim, args.Count("embed_dim", {}, 4, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(n, args.Count("grid_size", {}, 1, 65535));
+  POSENC_ASSIGN_OR_RETURN(cls, args.Bool("cls_token", false));
+  if (absl::Status st =
+          MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves");
+      !st.ok()) {
+    return st;
+  }
+  GridAxis axis;
+  axis.size = n;
+  axis.channels = dim / 2;
+  return GridTable({axis, axis}, {1, 0}, GridSinCos::kPerAxis, cls ? 1 : 0,
+                   10000, dtype);
+}
+
+// diffusers get_2d_sincos_pos_embed(embed_dim, grid_size, cls_token=False,
+// extra_tokens=0, interpolation_scale=1.0, base_size=16): grid_size an int
+// or (h, w); position k on an axis of n is k / (n / base_size) /
+// interpolation_scale, taken as the exact rational; the column's block
+// first; extra_tokens zero rows first when cls_token.
+absl::StatusOr<Spec> Diffusers2d(PresetArguments& args, DType dtype,
+                                 const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(dim, args.Count("embed_dim", {}, 4, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(sizes, args.Counts("grid_size", {}, 1, 65535, 1, 2));
+  POSENC_ASSIGN_OR_RETURN(cls, args.Bool("cls_token", false));
+  POSENC_ASSIGN_OR_RETURN(extra, args.Count("extra_tokens", 0u, 0, 65535));
+  POSENC_ASSIGN_OR_RETURN(scale, args.Number("interpolation_scale", 1.0));
+  POSENC_ASSIGN_OR_RETURN(base_size, args.Count("base_size", 16u, 1, 65535));
+  if (absl::Status st =
+          MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves");
+      !st.ok()) {
+    return st;
+  }
+  uint64_t s_num = 0, s_den = 0;
+  if (absl::Status st =
+          ExactRatio("interpolation_scale", scale, &s_num, &s_den);
+      !st.ok()) {
+    return st;
+  }
+  const uint32_t gh = sizes[0], gw = sizes.size() == 2 ? sizes[1] : sizes[0];
+  std::vector<GridAxis> axes;
+  for (uint32_t n : {gh, gw}) {
+    // k * base_size / (n * s_num / s_den) = k * base_size * s_den / (n s_num)
+    POSENC_ASSIGN_OR_RETURN(
+        axis, RationalAxis("grid_size", n, dim / 2, 0,
+                           uint64_t{base_size} * s_den, uint64_t{n} * s_num));
+    axes.push_back(axis);
+  }
+  return GridTable(std::move(axes), {1, 0}, GridSinCos::kPerAxis,
+                   cls ? extra : 0, 10000, dtype);
+}
+
+// diffusers PatchEmbed(height=224, width=224, patch_size=16, embed_dim=768,
+// interpolation_scale=1, pos_embed_max_size=None): the table its forward
+// adds for a latent of latent_height x latent_width (default height x
+// width): base_size = height // patch_size; with pos_embed_max_size M, the
+// M x M table cropped at the centre (top = (M - h) // 2, left = (M - w) //
+// 2), as SD3; else a table at the latent's own grid.
+absl::StatusOr<Spec> DiffusersPatchEmbed(PresetArguments& args, DType dtype,
+                                         const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(height, args.Count("height", 224u, 1, 1u << 20));
+  POSENC_ASSIGN_OR_RETURN(width, args.Count("width", 224u, 1, 1u << 20));
+  POSENC_ASSIGN_OR_RETURN(patch, args.Count("patch_size", 16u, 1, 65535));
+  POSENC_ASSIGN_OR_RETURN(dim, args.Count("embed_dim", 768u, 4, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(scale, args.Number("interpolation_scale", 1.0));
+  POSENC_ASSIGN_OR_RETURN(max_size,
+                          args.Count("pos_embed_max_size", 0u, 0, 65535));
+  POSENC_ASSIGN_OR_RETURN(latent_h,
+                          args.Count("latent_height", height, 1, 1u << 20));
+  POSENC_ASSIGN_OR_RETURN(latent_w,
+                          args.Count("latent_width", width, 1, 1u << 20));
+  if (absl::Status st =
+          MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves");
+      !st.ok()) {
+    return st;
+  }
+  uint64_t s_num = 0, s_den = 0;
+  if (absl::Status st =
+          ExactRatio("interpolation_scale", scale, &s_num, &s_den);
+      !st.ok()) {
+    return st;
+  }
+  const uint32_t base_size = height / patch;
+  if (base_size == 0) {
+    return InvalidArgument("height", "is smaller than patch_size");
+  }
+  const uint32_t h = latent_h / patch, w = latent_w / patch;
+  if (h == 0 || w == 0) {
+    return InvalidArgument("latent_height",
+                           "and latent_width must be at least patch_size");
+  }
+  std::vector<GridAxis> axes;
+  if (max_size > 0) {
+    if (h > max_size || w > max_size) {
+      return InvalidArgument(
+          "latent_height",
+          absl::StrCat("/ patch_size = ", h,
+                       " and latent_width / patch_size "
+                       "= ",
+                       w, " must be at most pos_embed_max_size = ", max_size,
+                       " (diffusers raises ValueError)"));
+    }
+    const uint32_t first[2] = {(max_size - h) / 2, (max_size - w) / 2};
+    const uint32_t n[2] = {h, w};
+    for (int a = 0; a < 2; ++a) {
+      POSENC_ASSIGN_OR_RETURN(
+          axis, RationalAxis("pos_embed_max_size", n[a], dim / 2, first[a],
+                             uint64_t{base_size} * s_den,
+                             uint64_t{max_size} * s_num));
+      axes.push_back(axis);
+    }
+  } else {
+    for (uint32_t n : {h, w}) {
+      POSENC_ASSIGN_OR_RETURN(
+          axis, RationalAxis("latent_height", n, dim / 2, 0,
+                             uint64_t{base_size} * s_den, uint64_t{n} * s_num));
+      axes.push_back(axis);
+    }
+  }
+  return GridTable(std::move(axes), {1, 0}, GridSinCos::kPerAxis, 0, 10000,
+                   dtype);
+}
+
+// timm build_sincos2d_pos_embed(feat_shape, dim=64, temperature=10000.,
+// reverse_coord=False, interleave_sin_cos=False): dim/4 bands
+// temperature^(-i / (dim/4)) per axis over the integer grid (rows over
+// feat_shape, reversed with reverse_coord); [sin_0, sin_1, cos_0, cos_1],
+// or [sin_0, cos_0, sin_1, cos_1] with interleave_sin_cos.
+absl::StatusOr<Spec> TimmSincos2d(PresetArguments& args, DType dtype,
+                                  const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(shape, args.Counts("feat_shape", {}, 1, 65535, 2, 2));
+  POSENC_ASSIGN_OR_RETURN(dim, args.Count("dim", 64u, 4, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(temperature, args.Number("temperature", 10000.0));
+  POSENC_ASSIGN_OR_RETURN(reverse, args.Bool("reverse_coord", false));
+  POSENC_ASSIGN_OR_RETURN(interleave, args.Bool("interleave_sin_cos", false));
+  if (absl::Status st = MultipleOf("dim", dim, 4, "timm asserts dim % 4 == 0");
+      !st.ok()) {
+    return st;
+  }
+  GridAxis a0, a1;
+  a0.size = reverse ? shape[1] : shape[0];
+  a1.size = reverse ? shape[0] : shape[1];
+  a0.channels = a1.channels = dim / 2;
+  return GridTable({a0, a1}, {0, 1},
+                   interleave ? GridSinCos::kPerAxis : GridSinCos::kGrouped, 0,
+                   temperature, dtype);
+}
+
+// diffusers get_3d_sincos_pos_embed(embed_dim, spatial_size, temporal_size,
+// spatial_interpolation_scale=1.0, temporal_interpolation_scale=1.0)
+// (CogVideoX): spatial_size (W, H) or an int; rows over (t, h, w); a
+// token is [temporal D/4 | w 3D/8 | h 3D/8], positions k / scale.
+absl::StatusOr<Spec> CogVideoX3d(PresetArguments& args, DType dtype,
+                                 const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(dim, args.Count("embed_dim", {}, 16, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(spatial,
+                          args.Counts("spatial_size", {}, 1, 65535, 1, 2));
+  POSENC_ASSIGN_OR_RETURN(t, args.Count("temporal_size", {}, 1, 65535));
+  POSENC_ASSIGN_OR_RETURN(s_scale,
+                          args.Number("spatial_interpolation_scale", 1.0));
+  POSENC_ASSIGN_OR_RETURN(t_scale,
+                          args.Number("temporal_interpolation_scale", 1.0));
+  if (absl::Status st = MultipleOf("embed_dim", dim, 16,
+                                   "a quarter temporal and two spatial eighths "
+                                   "of 3/8, each [sin | cos]");
+      !st.ok()) {
+    return st;
+  }
+  uint64_t sn = 0, sd = 0, tn = 0, td = 0;
+  if (absl::Status st =
+          ExactRatio("spatial_interpolation_scale", s_scale, &sn, &sd);
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st =
+          ExactRatio("temporal_interpolation_scale", t_scale, &tn, &td);
+      !st.ok()) {
+    return st;
+  }
+  const uint32_t w = spatial[0], h = spatial.size() == 2 ? spatial[1] : w;
+  POSENC_ASSIGN_OR_RETURN(time, RationalAxis("temporal_interpolation_scale", t,
+                                             dim / 4, 0, td, tn));
+  POSENC_ASSIGN_OR_RETURN(rows, RationalAxis("spatial_interpolation_scale", h,
+                                             3 * dim / 8, 0, sd, sn));
+  POSENC_ASSIGN_OR_RETURN(cols, RationalAxis("spatial_interpolation_scale", w,
+                                             3 * dim / 8, 0, sd, sn));
+  return GridTable({time, rows, cols}, {0, 2, 1}, GridSinCos::kPerAxis, 0,
+                   10000, dtype);
+}
+
+RealEncodingSpec MultiAxis(DType dtype, Layout layout, double theta) {
+  RealEncodingSpec spec;
+  spec.dtype = dtype;
+  spec.layout = layout;
+  spec.max_period = theta;
+  return spec;
+}
+
+// FLUX EmbedND(dim, theta, axes_dim): per axis theta^(-2i / axes_dim[a]),
+// the axes concatenated, each pair the matrix [[cos, -sin], [sin, cos]].
+absl::StatusOr<Spec> FluxEmbedNd(PresetArguments& args, DType dtype,
+                                 const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(dim, args.Count("dim", 0u, 0, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(theta, args.Number("theta", {}));
+  POSENC_ASSIGN_OR_RETURN(axes,
+                          args.Counts("axes_dim", {}, 2, limits.max_d, 1, 8));
+  RealEncodingSpec spec = MultiAxis(dtype, Layout::kRotationMatrix, theta);
+  spec.axes_dim = axes;
+  spec.coordinates = static_cast<uint32_t>(axes.size());
+  const uint64_t sum = std::accumulate(axes.begin(), axes.end(), uint64_t{0});
+  if (dim != 0 && dim != sum) {
+    return InvalidArgument("dim",
+                           absl::StrCat(dim, " is not sum(axes_dim) = ", sum));
+  }
+  return spec;
+}
+
+// diffusers FluxPosEmbed(theta, axes_dim): the same frequencies as cos and
+// sin tables with each value twice (repeat_interleave_real): [cos | sin].
+absl::StatusOr<Spec> DiffusersFluxPosEmbed(PresetArguments& args, DType dtype,
+                                           const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(theta, args.Number("theta", {}));
+  POSENC_ASSIGN_OR_RETURN(axes,
+                          args.Counts("axes_dim", {}, 2, limits.max_d, 1, 8));
+  RealEncodingSpec spec = MultiAxis(dtype, Layout::kInterleavedPairs, theta);
+  spec.axes_dim = axes;
+  spec.coordinates = static_cast<uint32_t>(axes.size());
+  return spec;
+}
+
+// Qwen2-VL / Qwen2.5-VL M-RoPE (transformers Qwen2VLRotaryEmbedding and
+// apply_multimodal_rotary_pos_emb): inv_freq = rope_theta^(-2i / head_dim);
+// frequency i takes the temporal, height or width id by mrope_section;
+// HF's cos and sin (rotate_half), each head_dim wide.
+absl::StatusOr<Spec> QwenMrope(PresetArguments& args, DType dtype,
+                               const SpecLimits& limits, bool interleaved) {
+  POSENC_ASSIGN_OR_RETURN(head_dim,
+                          args.Count("head_dim", {}, 2, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(theta, args.Number("rope_theta", {}));
+  POSENC_ASSIGN_OR_RETURN(
+      sections, args.Counts("mrope_section", {}, 1, limits.max_d, 3, 3));
+  RealEncodingSpec spec = MultiAxis(dtype, Layout::kRotateHalf, theta);
+  spec.dim = head_dim;
+  spec.mrope_section = sections;
+  spec.mrope_interleaved = interleaved;
+  spec.coordinates = 3;
+  return spec;
+}
+absl::StatusOr<Spec> Qwen2VlMrope(PresetArguments& args, DType dtype,
+                                  const SpecLimits& limits) {
+  return QwenMrope(args, dtype, limits, false);
+}
+absl::StatusOr<Spec> Qwen3VlMrope(PresetArguments& args, DType dtype,
+                                  const SpecLimits& limits) {
+  return QwenMrope(args, dtype, limits, true);
+}
+
+// timm RotaryEmbeddingCat(dim, temperature=10000, in_pixels=False) (EVA-02):
+// dim/4 bands temperature^(-i / (dim/4)) per axis of a 2D grid, each value
+// twice (repeat_interleave(2)). timm returns cat([sin, cos]); posenc's
+// interleaved_pairs row is [cos | sin] (swap the halves).
+absl::StatusOr<Spec> TimmRotaryCat(PresetArguments& args, DType dtype,
+                                   const SpecLimits& limits) {
+  POSENC_ASSIGN_OR_RETURN(dim, args.Count("dim", {}, 4, limits.max_d));
+  POSENC_ASSIGN_OR_RETURN(temperature, args.Number("temperature", 10000.0));
+  POSENC_ASSIGN_OR_RETURN(in_pixels, args.Bool("in_pixels", true));
+  if (in_pixels) {
+    return InvalidArgument(
+        "in_pixels",
+        "True (timm's default) uses pixel bands linspace(1, max_res / 2) pi "
+        "over linspace(-1, 1) coordinates; posenc serves in_pixels=False "
+        "(EVA-02)");
+  }
+  if (absl::Status st = MultipleOf("dim", dim, 4, "dim / 4 bands per axis");
+      !st.ok()) {
+    return st;
+  }
+  RealEncodingSpec spec =
+      MultiAxis(dtype, Layout::kInterleavedPairs, temperature);
+  spec.axes_dim = {dim / 2, dim / 2};
+  spec.coordinates = 2;
+  return spec;
+}
+
 struct Entry {
   PresetInfo info;
   Builder build;
@@ -139,6 +518,66 @@ const std::vector<Entry>& Entries() {
         "include_input=False",
         "encoding"},
        &NerfstudioNerf},
+      {{"mae.get_2d_sincos_pos_embed",
+        "facebookresearch/mae a9f5c70, util/pos_embed.py "
+        "get_2d_sincos_pos_embed",
+        "embed_dim, grid_size, cls_token=False", "table"},
+       &MaePosEmbed},
+      {{"diffusers.get_2d_sincos_pos_embed",
+        "diffusers 0002117, src/diffusers/models/embeddings.py "
+        "get_2d_sincos_pos_embed (DiT, PixArt)",
+        "embed_dim, grid_size, cls_token=False, extra_tokens=0, "
+        "interpolation_scale=1.0, base_size=16",
+        "table"},
+       &Diffusers2d},
+      {{"diffusers.PatchEmbed",
+        "diffusers 0002117, src/diffusers/models/embeddings.py PatchEmbed "
+        "(its pos_embed, cropped as SD3's cropped_pos_embed)",
+        "height=224, width=224, patch_size=16, embed_dim=768, "
+        "interpolation_scale=1, pos_embed_max_size=None, "
+        "latent_height=height, latent_width=width",
+        "table"},
+       &DiffusersPatchEmbed},
+      {{"timm.build_sincos2d_pos_embed",
+        "timm 0647e28, timm/layers/pos_embed_sincos.py "
+        "build_sincos2d_pos_embed",
+        "feat_shape, dim=64, temperature=10000., reverse_coord=False, "
+        "interleave_sin_cos=False",
+        "table"},
+       &TimmSincos2d},
+      {{"cogvideox.get_3d_sincos_pos_embed",
+        "diffusers 0002117, src/diffusers/models/embeddings.py "
+        "get_3d_sincos_pos_embed (CogVideoX)",
+        "embed_dim, spatial_size, temporal_size, "
+        "spatial_interpolation_scale=1.0, temporal_interpolation_scale=1.0",
+        "table"},
+       &CogVideoX3d},
+      {{"flux.EmbedND",
+        "black-forest-labs/flux 5ce5ffcf, src/flux/modules/layers.py "
+        "EmbedND and math.py rope",
+        "dim=sum(axes_dim), theta, axes_dim", "encoding"},
+       &FluxEmbedNd},
+      {{"diffusers.FluxPosEmbed",
+        "diffusers 0002117, src/diffusers/models/embeddings.py FluxPosEmbed "
+        "(get_1d_rotary_pos_embed, repeat_interleave_real)",
+        "theta, axes_dim", "encoding"},
+       &DiffusersFluxPosEmbed},
+      {{"qwen2_vl.mrope",
+        "transformers 928b5565, models/qwen2_vl/modeling_qwen2_vl.py "
+        "Qwen2VLRotaryEmbedding + apply_multimodal_rotary_pos_emb "
+        "(Qwen2-VL, Qwen2.5-VL)",
+        "head_dim, rope_theta, mrope_section", "encoding"},
+       &Qwen2VlMrope},
+      {{"qwen3_vl.mrope",
+        "transformers 68a7b7e2, models/qwen3_vl/modeling_qwen3_vl.py "
+        "Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope",
+        "head_dim, rope_theta, mrope_section", "encoding"},
+       &Qwen3VlMrope},
+      {{"timm.RotaryEmbeddingCat",
+        "timm 0647e28, timm/layers/pos_embed_sincos.py RotaryEmbeddingCat "
+        "(in_pixels=False: EVA-02)",
+        "dim, temperature=10000, in_pixels=True", "encoding"},
+       &TimmRotaryCat},
   };
   return *entries;
 }

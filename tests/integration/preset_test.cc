@@ -2,12 +2,15 @@
 // (or a model's config.json) resolves to the spec whose Encode rows are the
 // same bytes as the hand-written spec of that call; refusals carry the
 // exact code and name the argument.
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/subprocess.h"
@@ -75,6 +78,43 @@ TEST_F(PresetTest, UnetConfig_Sd15TimestepsAt999Point5) {
   absl::StatusOr<Tensor> rows = client_->Encode(spec, {999.5});
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(rows->shape, (std::vector<uint32_t>{1, 320}));
+}
+
+TEST_F(PresetTest, Sd3Config_GridTableServedAndCached) {
+  // SD3-medium's transformer config, a 256 x 256 px image: a 32 x 32
+  // latent, 16 x 16 patches cut from the centre of the 192 x 192 table.
+  absl::StatusOr<PosencClient::Preset> preset = client_->ResolvePreset(
+      "", {{"latent_height", "32"}, {"latent_width", "32"}},
+      ReadModel("sd3_medium_transformer_config.json"));
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  EXPECT_EQ(preset->name, "diffusers.PatchEmbed");
+  ASSERT_TRUE(std::holds_alternative<TableSpec>(preset->spec));
+  const TableSpec& spec = std::get<TableSpec>(preset->spec);
+  absl::StatusOr<Tensor> a = client_->GetTable(spec);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->shape, (std::vector<uint32_t>{256, 1536}));
+  // Row 0, column 0: sin of the first column's position (88 + 0) * 64 /
+  // 192 = 88 / 3 at frequency 1.
+  EXPECT_EQ(a->ValueAt(0), static_cast<float>(std::sin(88.0 / 3.0)));
+  absl::StatusOr<Tensor> b = client_->GetTable(spec);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->data, b->data);
+  absl::StatusOr<v1::GetStatsResponse> stats = client_->GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->cache().hits(), 1u);
+}
+
+TEST_F(PresetTest, CliQwen2VlHfConfig_MropeRows) {
+  Result r = RunCli(
+      {"encode", "--hf-config",
+       std::string(POSENC_TESTDATA_DIR) + "/models/qwen2_vl_7b_config.json",
+       "--positions", "1000,1000,1000,1000,1001,1002"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Two tokens of HF's [cos | sin], 2 x 128 values each.
+  const std::vector<std::string> lines =
+      absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(std::count(lines[0].begin(), lines[0].end(), ','), 255);
 }
 
 TEST_F(PresetTest, BadCalls_InvalidArgumentNamingTheArgument) {

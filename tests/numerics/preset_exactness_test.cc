@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <variant>
@@ -17,8 +19,11 @@
 #include "core/presets.h"
 #include "core/real_encoding_plan.h"
 #include "core/shortest_double.h"
+#include "core/table.h"
 #include "gtest/gtest.h"
+#include "tests/numerics/grid_reference.h"
 #include "tests/numerics/library_reference.h"
+#include "tests/numerics/multi_axis_reference.h"
 #include "tests/numerics/real_reference.h"
 
 namespace posenc {
@@ -245,6 +250,168 @@ TEST(PresetExactnessTest, FreshRandomTimestepCalls_MatchLibraryFormula) {
   }
   std::printf("[numerics] fresh preset calls: %llu values compared\n",
               static_cast<unsigned long long>(compared));
+}
+
+std::variant<TableSpec, RealEncodingSpec> ResolveAny(const std::string& name,
+                                                     Arguments args,
+                                                     DType dtype) {
+  absl::StatusOr<PresetArguments> parsed =
+      PresetArguments::Create(std::move(args));
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<ResolvedPreset> resolved =
+      ResolvePreset(name, *std::move(parsed), dtype, SpecLimits{});
+  EXPECT_TRUE(resolved.ok()) << name << ": " << resolved.status();
+  if (!resolved.ok()) return TableSpec{};
+  return resolved->spec;
+}
+
+// A grid preset's whole table (Table::Compute, the cache's path) against
+// the library's table from tests/numerics/grid_reference.h, every dtype.
+void CheckGridPreset(const std::string& name, const Arguments& args,
+                     const ::posenc::testing::LibraryTable& want) {
+  uint64_t compared = 0;
+  for (DType dtype : kDTypes) {
+    const auto any = ResolveAny(name, args, dtype);
+    ASSERT_TRUE(std::holds_alternative<TableSpec>(any)) << name;
+    const TableSpec& spec = std::get<TableSpec>(any);
+    ASSERT_EQ(spec.max_len, want.rows) << name;
+    ASSERT_EQ(spec.width(), want.width) << name;
+    const std::shared_ptr<const Table> table = Table::Compute(spec, nullptr);
+    int mismatches = 0;
+    for (uint32_t r = 0; r < want.rows; ++r) {
+      for (uint32_t c = 0; c < want.width; ++c) {
+        const uint64_t w = ::posenc::testing::GridElementBits(
+            want.element(r, c), want.base, dtype);
+        uint64_t g = 0;
+        std::memcpy(&g,
+                    table->data() + r * spec.row_bytes() + c * DTypeSize(dtype),
+                    DTypeSize(dtype));
+        ++compared;
+        if (g != w && ++mismatches <= 3) {
+          ADD_FAILURE() << name << " " << DTypeName(dtype) << " row " << r
+                        << " col " << c << std::hex << " posenc 0x" << g
+                        << " library 0x" << w;
+        }
+      }
+    }
+  }
+  std::printf("[numerics] %s: %llu values compared\n", name.c_str(),
+              static_cast<unsigned long long>(compared));
+}
+
+TEST(PresetExactnessTest, GridPresets_EveryDtypeMatchesLibraryCode) {
+  // MAE at 14 x 14 with its cls row (ViT-B/16 at 224 px is 768 wide).
+  CheckGridPreset(
+      "mae.get_2d_sincos_pos_embed",
+      {{"embed_dim", "64"}, {"grid_size", "14"}, {"cls_token", "True"}},
+      ::posenc::testing::MaeTable(64, 14, true));
+  // diffusers with interpolation_scale 1.5 (3/2) and base_size 16, a
+  // non-square grid, extra tokens.
+  CheckGridPreset(
+      "diffusers.get_2d_sincos_pos_embed",
+      {{"embed_dim", "48"},
+       {"grid_size", "(5, 7)"},
+       {"cls_token", "True"},
+       {"extra_tokens", "2"},
+       {"interpolation_scale", "1.5"},
+       {"base_size", "16"}},
+      ::posenc::testing::DiffusersTable(48, 5, 7, true, 2, 3, 2, 16));
+  // SD3's PatchEmbed: M = 24, base_size = 16 // 2 = 8, a 20 x 26 latent is
+  // a 10 x 13 patch grid cropped at the centre.
+  CheckGridPreset("diffusers.PatchEmbed",
+                  {{"height", "16"},
+                   {"width", "16"},
+                   {"patch_size", "2"},
+                   {"embed_dim", "32"},
+                   {"pos_embed_max_size", "24"},
+                   {"latent_height", "20"},
+                   {"latent_width", "26"}},
+                  ::posenc::testing::Sd3CroppedTable(32, 24, 8, 1, 1, 10, 13));
+  for (bool reverse : {false, true}) {
+    for (bool interleave : {false, true}) {
+      CheckGridPreset(
+          "timm.build_sincos2d_pos_embed",
+          {{"feat_shape", "[4, 7]"},
+           {"dim", "32"},
+           {"temperature", "100"},
+           {"reverse_coord", reverse ? "True" : "False"},
+           {"interleave_sin_cos", interleave ? "True" : "False"}},
+          ::posenc::testing::TimmTable(4, 7, 32, 100, reverse, interleave));
+    }
+  }
+  CheckGridPreset("cogvideox.get_3d_sincos_pos_embed",
+                  {{"embed_dim", "64"},
+                   {"spatial_size", "(6, 4)"},
+                   {"temporal_size", "3"},
+                   {"spatial_interpolation_scale", "1.875"}},
+                  ::posenc::testing::CogVideoXTable(64, 6, 4, 3, 15, 8, 1, 1));
+}
+
+// Multi-axis presets: the preset's rows against the libraries' formulas
+// (tests/numerics/multi_axis_reference.h) for the spec the library call
+// means, written here by hand from the library's arguments.
+void CheckMultiAxisPreset(const std::string& name, const Arguments& args,
+                          RealEncodingSpec by_hand,
+                          const std::vector<double>& points) {
+  uint64_t compared = 0;
+  for (DType dtype : kDTypes) {
+    const auto any = ResolveAny(name, args, dtype);
+    ASSERT_TRUE(std::holds_alternative<RealEncodingSpec>(any)) << name;
+    const RealEncodingSpec& spec = std::get<RealEncodingSpec>(any);
+    by_hand.dtype = dtype;
+    std::vector<std::vector<uint64_t>> want;
+    for (size_t p = 0; p < points.size(); p += by_hand.coordinates) {
+      want.push_back(
+          ::posenc::testing::MultiAxisReferenceRow(by_hand, &points[p]));
+    }
+    compared += ExpectSameBits(spec, points, want, name);
+  }
+  std::printf("[numerics] %s: %llu values compared\n", name.c_str(),
+              static_cast<unsigned long long>(compared));
+}
+
+TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
+  const std::vector<double> ids3 = {0, 0, 0, 0, 17, 5, 3, 63, 63, 1, 1000, 999};
+  RealEncodingSpec flux;  // EmbedND(128, 10000, [16, 56, 56])
+  flux.layout = Layout::kRotationMatrix;
+  flux.axes_dim = {16, 56, 56};
+  flux.coordinates = 3;
+  CheckMultiAxisPreset(
+      "flux.EmbedND",
+      {{"dim", "128"}, {"theta", "10000"}, {"axes_dim", "[16, 56, 56]"}}, flux,
+      ids3);
+  RealEncodingSpec diffusers_flux = flux;
+  diffusers_flux.layout = Layout::kInterleavedPairs;
+  CheckMultiAxisPreset("diffusers.FluxPosEmbed",
+                       {{"theta", "10000"}, {"axes_dim", "(16, 56, 56)"}},
+                       diffusers_flux, ids3);
+  RealEncodingSpec qwen2;  // head_dim 128, theta 1e6, [16, 24, 24]
+  qwen2.dim = 128;
+  qwen2.max_period = 1000000;
+  qwen2.layout = Layout::kRotateHalf;
+  qwen2.mrope_section = {16, 24, 24};
+  qwen2.coordinates = 3;
+  CheckMultiAxisPreset("qwen2_vl.mrope",
+                       {{"head_dim", "128"},
+                        {"rope_theta", "1000000.0"},
+                        {"mrope_section", "[16, 24, 24]"}},
+                       qwen2, ids3);
+  RealEncodingSpec qwen3 = qwen2;
+  qwen3.max_period = 5000000;
+  qwen3.mrope_section = {24, 20, 20};
+  qwen3.mrope_interleaved = true;
+  CheckMultiAxisPreset("qwen3_vl.mrope",
+                       {{"head_dim", "128"},
+                        {"rope_theta", "5000000"},
+                        {"mrope_section", "[24, 20, 20]"}},
+                       qwen3, ids3);
+  RealEncodingSpec axial;  // RotaryEmbeddingCat(64, in_pixels=False)
+  axial.layout = Layout::kInterleavedPairs;
+  axial.axes_dim = {32, 32};
+  axial.coordinates = 2;
+  CheckMultiAxisPreset("timm.RotaryEmbeddingCat",
+                       {{"dim", "64"}, {"in_pixels", "False"}}, axial,
+                       {0, 0, 3, 7, 15, 15, 0.5, 1.5});
 }
 
 }  // namespace

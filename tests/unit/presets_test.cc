@@ -184,6 +184,79 @@ TEST(ModelConfigTest, FluxTimesteps_CombinedTimestepProjection) {
   EXPECT_EQ(call->arguments.at("num_channels"), "256");
 }
 
+TEST(ModelConfigTest, FluxConfig_DefaultIsDiffusersPosEmbedFromAxesDimsRope) {
+  const std::string config = ReadModel("flux1_dev_transformer_config.json");
+  absl::StatusOr<ModelConfigCall> call = ReadModelConfig(config, "");
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->preset, "diffusers.FluxPosEmbed");
+  EXPECT_EQ(call->arguments,
+            (Arguments{{"theta", "10000"}, {"axes_dim", "[16, 56, 56]"}}));
+  absl::StatusOr<ModelConfigCall> bfl = ReadModelConfig(config, "flux.EmbedND");
+  ASSERT_TRUE(bfl.ok()) << bfl.status();
+  EXPECT_EQ(bfl->arguments.at("dim"), "128");
+}
+
+TEST(ModelConfigTest, Sd3Config_PatchEmbedCroppedFrom192) {
+  v1::ResolvePresetRequest request;
+  request.set_config_json(ReadModel("sd3_medium_transformer_config.json"));
+  absl::StatusOr<v1::ResolvePresetResponse> response =
+      ResolvePresetRequest(request, SpecLimits{});
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->preset(), "diffusers.PatchEmbed");
+  ASSERT_TRUE(response->has_table());
+  const v1::TableSpec& t = response->table();
+  EXPECT_EQ(t.d(), 1536u);  // 24 heads x 64
+  EXPECT_EQ(t.max_len(), 64u * 64);
+  // A 128 x 128 latent (1024 px) is 64 x 64 patches: the centre of the
+  // 192 x 192 table, top = left = 64, step base_size / M = 64 / 192.
+  ASSERT_EQ(t.grid().axes_size(), 2);
+  EXPECT_EQ(t.grid().axes(0).first_index(), 64u);
+  EXPECT_EQ(t.grid().axes(0).position_numerator(), 1u);
+  EXPECT_EQ(t.grid().axes(0).position_denominator(), 3u);
+}
+
+TEST(ModelConfigTest, Qwen2VlConfig_MropeSectionsAndHeadDim) {
+  absl::StatusOr<ModelConfigCall> call =
+      ReadModelConfig(ReadModel("qwen2_vl_7b_config.json"), "");
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->preset, "qwen2_vl.mrope");
+  EXPECT_EQ(call->arguments, (Arguments{{"head_dim", "128"},
+                                        {"rope_theta", "1e+06"},
+                                        {"mrope_section", "[16, 24, 24]"}}));
+}
+
+TEST(PresetsTest, GridAndMultiAxisMisuse_InvalidArgumentNamingTheArgument) {
+  ExpectInvalid(Resolve("mae.get_2d_sincos_pos_embed",
+                        {{"embed_dim", "66"}, {"grid_size", "14"}})
+                    .status(),
+                "arguments.embed_dim: 66 must be a multiple of 4");
+  ExpectInvalid(Resolve("diffusers.get_2d_sincos_pos_embed",
+                        {{"embed_dim", "64"},
+                         {"grid_size", "8"},
+                         {"interpolation_scale", "0.1"}})
+                    .status(),
+                "arguments.interpolation_scale: 0.1 is not exactly a ratio");
+  ExpectInvalid(Resolve("diffusers.PatchEmbed", {{"height", "16"},
+                                                 {"patch_size", "2"},
+                                                 {"embed_dim", "32"},
+                                                 {"pos_embed_max_size", "8"},
+                                                 {"latent_height", "20"}})
+                    .status(),
+                "must be at most pos_embed_max_size = 8");
+  ExpectInvalid(Resolve("timm.RotaryEmbeddingCat", {{"dim", "64"}}).status(),
+                "arguments.in_pixels: True (timm's default)");
+  ExpectInvalid(Resolve("flux.EmbedND", {{"dim", "100"},
+                                         {"theta", "10000"},
+                                         {"axes_dim", "[16, 56, 56]"}})
+                    .status(),
+                "arguments.dim: 100 is not sum(axes_dim) = 128");
+  ExpectInvalid(Resolve("qwen2_vl.mrope", {{"head_dim", "128"},
+                                           {"rope_theta", "1e6"},
+                                           {"mrope_section", "[16, 24]"}})
+                    .status(),
+                "arguments.mrope_section");
+}
+
 TEST(ModelConfigTest, BadConfigs_InvalidArgumentNamingConfigJson) {
   ExpectInvalid(ReadModelConfig("{not json", "").status(),
                 "config_json: not a JSON object");
