@@ -9,6 +9,7 @@ const protoLoader = require('@grpc/proto-loader');
 const { PosencError } = require('./errors');
 const {
   specToProto, encodingSpecToProto, routingKeyOfProto, ROUTING_KEY_HEADER,
+  RESOLVED_PROTO,
 } = require('./spec');
 const { fromProto } = require('./tensor');
 
@@ -116,6 +117,38 @@ class PosencClient {
     const request = { spec: encodingSpecToProto(spec), grid: { axes } };
     const response = await this.unary('encode', request, options);
     return fromProto(response.embeddings);
+  }
+
+  /**
+   * The spec of a library call named with its own arguments
+   * (docs/presets.md), e.g. resolvePreset('diffusers.get_timestep_embedding',
+   * { embedding_dim: 320, flip_sin_to_cos: true }), or of a model's
+   * config.json text ({ configJson }), resolved by the server. Returns
+   * { spec, kind: 'table' | 'encoding', name, reproduces }; pass `spec` to
+   * table / gather / rows / batches or encode.
+   * @param {string} preset '' to let configJson's class pick
+   * @param {Object<string, *>} [args] numbers, booleans, arrays, strings
+   * @param {{configJson?: string, dtype?: string, timeoutMs?: number}} [options]
+   */
+  async resolvePreset(preset, args = {}, options = {}) {
+    const text = (v) => (Array.isArray(v) ? `[${v.map(text).join(', ')}]` :
+      typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v));
+    const request = {
+      preset: preset ?? '',
+      arguments: Object.fromEntries(
+        Object.entries(args).map(([k, v]) => [k, text(v)])),
+      configJson: options.configJson ?? '',
+      dtype: encodingSpecToProto({ dtype: options.dtype }).dtype,
+    };
+    const response = await this.unary('resolvePreset', request, options);
+    const kind = response.spec === 'table' ? 'table' : 'encoding';
+    const proto = response[kind];
+    return {
+      spec: { [RESOLVED_PROTO]: proto, ...proto },
+      kind,
+      name: response.preset,
+      reproduces: response.reproduces,
+    };
   }
 
   /** Cache counters, call counts and limits; uint64 values as BigInt. */

@@ -249,6 +249,15 @@ export class PosencClient {
    */
   encodeGrid(spec: EncodingSpec, grid: Iterable<number | [number, number]>,
              options?: CallOptions): Promise<Tensor>;
+  /**
+   * The spec of a library call named with its own arguments, or of a
+   * model's config.json (options.configJson); see docs/presets.md. Pass
+   * `spec` to table / gather / rows / batches (kind 'table') or encode.
+   */
+  resolvePreset(preset: string,
+                args?: Record<string, number | boolean | string | number[]>,
+                options?: CallOptions & { configJson?: string; dtype?: string }):
+      Promise<ResolvedPreset>;
   /** Cache counters, call counts and limits. */
   stats(options?: CallOptions): Promise<Stats>;
   /** { position, row } (row shape [d]) over [start, end). */
@@ -296,3 +305,14 @@ export function encodingWidth(spec: EncodingSpec): number;
  * routing key's shortFactor / longFactor).
  */
 export function fnv1a64Hex(values: Iterable<number>): string;
+
+/** A preset resolved by the server (PosencClient.resolvePreset). */
+export interface ResolvedPreset {
+  /** The server's spec, sent as is by the table calls or encode. */
+  spec: TableSpec & EncodingSpec;
+  kind: 'table' | 'encoding';
+  /** The preset resolved (the one a config chose when none was named). */
+  name: string;
+  /** Library, version followed, file and function. */
+  reproduces: string;
+}

@@ -147,7 +147,12 @@ function ropeToProto(rope) {
 }
 
 /** @param {TableSpec} spec */
+// A spec the server wrote (ResolvePreset): already the proto, every field
+// explicit; sent as is.
+const RESOLVED_PROTO = Symbol('posenc.resolvedProto');
+
 function specToProto(spec) {
+  if (spec && spec[RESOLVED_PROTO]) return spec[RESOLVED_PROTO];
   const proto = {
     d: spec.d,
     base: spec.base ?? 0,
@@ -201,6 +206,7 @@ function specToProto(spec) {
 
 /** @param {EncodingSpec} spec */
 function encodingSpecToProto(spec) {
+  if (spec && spec[RESOLVED_PROTO]) return spec[RESOLVED_PROTO];
   return {
     dim: spec.dim ?? 0,
     dtype: lookup(DTYPES, 'dtype', spec.dtype ?? 'float32'),
@@ -370,5 +376,5 @@ function routingKey(spec) {
 
 module.exports = {
   specToProto, routingKey, routingKeyOfProto, fnv1a64Hex, rowWidth,
-  encodingSpecToProto, encodingWidth, ROUTING_KEY_HEADER,
+  encodingSpecToProto, encodingWidth, ROUTING_KEY_HEADER, RESOLVED_PROTO,
 };
