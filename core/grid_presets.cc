@@ -15,9 +15,11 @@ GridAxis Axis(uint32_t size, uint32_t channels, uint64_t num, uint64_t den,
   a.size = size;
   a.channels = channels;
   a.first_index = first_index;
-  // Reduced; a fraction past 32 bits stays as big (ValidateSpec refuses).
-  a.numerator = static_cast<uint32_t>(num / g);
-  a.denominator = static_cast<uint32_t>(den / g);
+  // Reduced. A part past 32 bits would wrap in the cast to a wrong but
+  // valid step: it becomes 0 instead, which ValidateSpec refuses.
+  const bool fits = num / g <= UINT32_MAX && den / g <= UINT32_MAX;
+  a.numerator = fits ? static_cast<uint32_t>(num / g) : 0;
+  a.denominator = fits ? static_cast<uint32_t>(den / g) : 0;
   return a;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/grid_presets.h"
 #include "core/grid_spec.h"
 #include "core/shortest_double.h"
 
@@ -142,45 +143,20 @@ absl::Status ExactRatio(absl::string_view name, double x, uint64_t* num,
   return absl::OkStatus();
 }
 
-// An axis whose point k sits at (first + k) * num / den, reduced; both
-// must fit 32 bits.
-absl::StatusOr<GridAxis> RationalAxis(absl::string_view name, uint32_t size,
-                                      uint32_t channels, uint32_t first,
-                                      uint64_t num, uint64_t den) {
+// OK when the position step num / den, reduced, is a ratio of 32-bit
+// integers (what GridSpec holds); else INVALID_ARGUMENT naming `name`.
+absl::Status CheckStep(absl::string_view name, uint64_t num, uint64_t den) {
   const uint64_t g = std::gcd(num, den);
-  num /= g;
-  den /= g;
-  if (num > UINT32_MAX || den > UINT32_MAX) {
+  if (num / g > UINT32_MAX || den / g > UINT32_MAX) {
     return InvalidArgument(name,
                            "gives a position step that is not a ratio "
                            "of 32-bit integers");
   }
-  GridAxis axis;
-  axis.size = size;
-  axis.channels = channels;
-  axis.first_index = first;
-  axis.numerator = static_cast<uint32_t>(num);
-  axis.denominator = static_cast<uint32_t>(den);
-  return axis;
+  return absl::OkStatus();
 }
 
-TableSpec GridTable(std::vector<GridAxis> axes, std::vector<uint32_t> order,
-                    GridSinCos sin_cos, uint32_t extra_zero_rows, double base,
-                    DType dtype) {
-  auto grid = std::make_shared<GridSpec>();
-  grid->axes = std::move(axes);
-  grid->channel_order = std::move(order);
-  grid->sin_cos = sin_cos;
-  grid->extra_zero_rows = extra_zero_rows;
-  TableSpec spec;
-  spec.d =
-      static_cast<uint32_t>(std::min<uint64_t>(grid->channels(), UINT32_MAX));
-  spec.max_len =
-      static_cast<uint32_t>(std::min<uint64_t>(grid->rows(), UINT32_MAX));
-  spec.base = base;
+TableSpec WithDType(TableSpec spec, DType dtype) {
   spec.dtype = dtype;
-  spec.layout = Layout::kConcatSinCos;
-  spec.grid = std::move(grid);
   return spec;
 }
 
@@ -205,11 +181,7 @@ absl::StatusOr<Spec> MaePosEmbed(PresetArguments& args, DType dtype,
       !st.ok()) {
     return st;
   }
-  GridAxis axis;
-  axis.size = n;
-  axis.channels = dim / 2;
-  return GridTable({axis, axis}, {1, 0}, GridSinCos::kPerAxis, cls ? 1 : 0,
-                   10000, dtype);
+  return WithDType(MaeGrid(dim, n, cls), dtype);
 }
 
 // diffusers get_2d_sincos_pos_embed(embed_dim, grid_size, cls_token=False,
@@ -237,16 +209,21 @@ absl::StatusOr<Spec> Diffusers2d(PresetArguments& args, DType dtype,
     return st;
   }
   const uint32_t gh = sizes[0], gw = sizes.size() == 2 ? sizes[1] : sizes[0];
-  std::vector<GridAxis> axes;
   for (uint32_t n : {gh, gw}) {
     // k * base_size / (n * s_num / s_den) = k * base_size * s_den / (n s_num)
-    POSENC_ASSIGN_OR_RETURN(
-        axis, RationalAxis("grid_size", n, dim / 2, 0,
-                           uint64_t{base_size} * s_den, uint64_t{n} * s_num));
-    axes.push_back(axis);
+    if (absl::Status st = CheckStep("grid_size", uint64_t{base_size} * s_den,
+                                    uint64_t{n} * s_num);
+        !st.ok()) {
+      return st;
+    }
   }
-  return GridTable(std::move(axes), {1, 0}, GridSinCos::kPerAxis,
-                   cls ? extra : 0, 10000, dtype);
+  DiffusersGridOptions options;
+  options.base_size = base_size;
+  options.scale_num = static_cast<uint32_t>(s_num);
+  options.scale_den = static_cast<uint32_t>(s_den);
+  options.cls_token = cls;
+  options.extra_tokens = extra;
+  return WithDType(DiffusersGrid(dim, gh, gw, options), dtype);
 }
 
 // diffusers PatchEmbed(height=224, width=224, patch_size=16, embed_dim=768,
@@ -288,36 +265,29 @@ absl::StatusOr<Spec> DiffusersPatchEmbed(PresetArguments& args, DType dtype,
     return InvalidArgument("latent_height",
                            "and latent_width must be at least patch_size");
   }
-  std::vector<GridAxis> axes;
-  if (max_size > 0) {
-    if (h > max_size || w > max_size) {
-      return InvalidArgument(
-          "latent_height",
-          absl::StrCat("/ patch_size = ", h,
-                       " and latent_width / patch_size "
-                       "= ",
-                       w, " must be at most pos_embed_max_size = ", max_size,
-                       " (diffusers raises ValueError)"));
-    }
-    const uint32_t first[2] = {(max_size - h) / 2, (max_size - w) / 2};
-    const uint32_t n[2] = {h, w};
-    for (int a = 0; a < 2; ++a) {
-      POSENC_ASSIGN_OR_RETURN(
-          axis, RationalAxis("pos_embed_max_size", n[a], dim / 2, first[a],
-                             uint64_t{base_size} * s_den,
-                             uint64_t{max_size} * s_num));
-      axes.push_back(axis);
-    }
-  } else {
-    for (uint32_t n : {h, w}) {
-      POSENC_ASSIGN_OR_RETURN(
-          axis, RationalAxis("latent_height", n, dim / 2, 0,
-                             uint64_t{base_size} * s_den, uint64_t{n} * s_num));
-      axes.push_back(axis);
+  if (max_size > 0 && (h > max_size || w > max_size)) {
+    return InvalidArgument(
+        "latent_height",
+        absl::StrCat("/ patch_size = ", h,
+                     " and latent_width / patch_size "
+                     "= ",
+                     w, " must be at most pos_embed_max_size = ", max_size,
+                     " (diffusers raises ValueError)"));
+  }
+  for (uint32_t n : {h, w}) {
+    if (absl::Status st =
+            CheckStep("pos_embed_max_size", uint64_t{base_size} * s_den,
+                      uint64_t{max_size > 0 ? max_size : n} * s_num);
+        !st.ok()) {
+      return st;
     }
   }
-  return GridTable(std::move(axes), {1, 0}, GridSinCos::kPerAxis, 0, 10000,
-                   dtype);
+  DiffusersGridOptions options;
+  options.base_size = base_size;
+  options.scale_num = static_cast<uint32_t>(s_num);
+  options.scale_den = static_cast<uint32_t>(s_den);
+  options.pos_embed_max_size = max_size;
+  return WithDType(DiffusersGrid(dim, h, w, options), dtype);
 }
 
 // timm build_sincos2d_pos_embed(feat_shape, dim=64, temperature=10000.,
@@ -336,13 +306,9 @@ absl::StatusOr<Spec> TimmSincos2d(PresetArguments& args, DType dtype,
       !st.ok()) {
     return st;
   }
-  GridAxis a0, a1;
-  a0.size = reverse ? shape[1] : shape[0];
-  a1.size = reverse ? shape[0] : shape[1];
-  a0.channels = a1.channels = dim / 2;
-  return GridTable({a0, a1}, {0, 1},
-                   interleave ? GridSinCos::kPerAxis : GridSinCos::kGrouped, 0,
-                   temperature, dtype);
+  return WithDType(
+      TimmGrid(shape[0], shape[1], dim, temperature, reverse, interleave),
+      dtype);
 }
 
 // diffusers get_3d_sincos_pos_embed(embed_dim, spatial_size, temporal_size,
@@ -377,14 +343,15 @@ absl::StatusOr<Spec> CogVideoX3d(PresetArguments& args, DType dtype,
     return st;
   }
   const uint32_t w = spatial[0], h = spatial.size() == 2 ? spatial[1] : w;
-  POSENC_ASSIGN_OR_RETURN(time, RationalAxis("temporal_interpolation_scale", t,
-                                             dim / 4, 0, td, tn));
-  POSENC_ASSIGN_OR_RETURN(rows, RationalAxis("spatial_interpolation_scale", h,
-                                             3 * dim / 8, 0, sd, sn));
-  POSENC_ASSIGN_OR_RETURN(cols, RationalAxis("spatial_interpolation_scale", w,
-                                             3 * dim / 8, 0, sd, sn));
-  return GridTable({time, rows, cols}, {0, 2, 1}, GridSinCos::kPerAxis, 0,
-                   10000, dtype);
+  if (absl::Status st = CheckStep("temporal_interpolation_scale", td, tn);
+      !st.ok()) {
+    return st;
+  }
+  return WithDType(
+      CogVideoXGrid(dim, w, h, t, static_cast<uint32_t>(sn),
+                    static_cast<uint32_t>(sd), static_cast<uint32_t>(tn),
+                    static_cast<uint32_t>(td)),
+      dtype);
 }
 
 RealEncodingSpec MultiAxis(DType dtype, Layout layout, double theta) {
