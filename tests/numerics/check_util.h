@@ -5,15 +5,29 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "tests/numerics/mpfr_reference.h"
 
 namespace posenc::testing {
+
+// The seed of a test's fresh random samples: POSENC_SEED when set (to
+// replay a run), else a new one each run (the test prints it).
+inline uint64_t FreshSeed() {
+  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
+    return std::strtoull(s, nullptr, 10);
+  }
+  return static_cast<uint64_t>(
+             std::chrono::system_clock::now().time_since_epoch().count()) ^
+         (uint64_t{std::random_device{}()} << 32);
+}
 
 struct CheckStats {
   uint64_t values = 0;

@@ -34,15 +34,6 @@ using ::posenc::testing::LibraryTable;
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                              DType::kBFloat16};
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
-    return std::strtoull(s, nullptr, 10);
-  }
-  return static_cast<uint64_t>(
-             std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (uint64_t{std::random_device{}()} << 32);
-}
-
 GridAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
               uint32_t denominator = 1, uint32_t first_index = 0) {
   GridAxis a;
@@ -296,7 +287,7 @@ TableSpec RandomGrid(std::mt19937_64& rng) {
 }
 
 TEST(GridTableTest, FreshRandomGrids_RangesAndRowsMatchMpfr) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = ::posenc::testing::FreshSeed();
   std::printf("[numerics] grid tables: POSENC_SEED=%llu\n",
               static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);

@@ -32,15 +32,6 @@ constexpr Layout kLayouts[] = {
     Layout::kInterleaved, Layout::kConcatSinCos,     Layout::kConcatCosSin,
     Layout::kRotateHalf,  Layout::kInterleavedPairs, Layout::kRotationMatrix};
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
-    return std::strtoull(s, nullptr, 10);
-  }
-  return static_cast<uint64_t>(
-             std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (uint64_t{std::random_device{}()} << 32);
-}
-
 // Computes the rows of `points` and compares every element with the
 // reference row.
 void CheckRows(const RealEncodingSpec& spec, const std::vector<double>& points,
@@ -240,7 +231,7 @@ RealEncodingSpec RandomSpec(std::mt19937_64& rng) {
 }
 
 TEST(MultiAxisTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = ::posenc::testing::FreshSeed();
   std::printf("[numerics] multi-axis RoPE: POSENC_SEED=%llu\n",
               static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);

@@ -21,6 +21,7 @@
 #include "core/shortest_double.h"
 #include "core/table.h"
 #include "gtest/gtest.h"
+#include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
 #include "tests/numerics/library_reference.h"
 #include "tests/numerics/multi_axis_reference.h"
@@ -37,15 +38,6 @@ using Arguments = std::map<std::string, std::string>;
 
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                              DType::kBFloat16};
-
-uint64_t Seed() {
-  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
-    return std::strtoull(s, nullptr, 10);
-  }
-  return static_cast<uint64_t>(
-             std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (uint64_t{std::random_device{}()} << 32);
-}
 
 RealEncodingSpec Resolve(const std::string& name, Arguments args, DType dtype) {
   absl::StatusOr<PresetArguments> parsed =
@@ -207,7 +199,7 @@ TEST(PresetExactnessTest, NerfEncoding_EveryDtypeMatchesLibraryFormula) {
 }
 
 TEST(PresetExactnessTest, FreshRandomTimestepCalls_MatchLibraryFormula) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = ::posenc::testing::FreshSeed();
   std::printf("[numerics] presets: POSENC_SEED=%llu\n",
               static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);

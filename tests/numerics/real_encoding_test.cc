@@ -31,15 +31,6 @@ constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
 constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
                                Layout::kConcatCosSin};
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
-    return std::strtoull(s, nullptr, 10);
-  }
-  return static_cast<uint64_t>(
-             std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (uint64_t{std::random_device{}()} << 32);
-}
-
 RealEncodingPlan MakePlan(const RealEncodingSpec& spec) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
   EXPECT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
@@ -291,7 +282,7 @@ RealEncodingSpec RandomSpec(std::mt19937_64& rng) {
 }
 
 TEST(RealEncodingTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = ::posenc::testing::FreshSeed();
   std::printf("[numerics] real encodings: POSENC_SEED=%llu\n",
               static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);

@@ -32,15 +32,6 @@ constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
 constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
                                Layout::kConcatCosSin};
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("POSENC_SEED"); s != nullptr && *s) {
-    return std::strtoull(s, nullptr, 10);
-  }
-  return static_cast<uint64_t>(
-             std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (uint64_t{std::random_device{}()} << 32);
-}
-
 // Computes the rows of one-coordinate points `xs` and checks every sin/cos
 // value against the reference.
 void CheckAll(const RealEncodingSpec& spec, const std::vector<double>& xs,
@@ -149,7 +140,7 @@ TEST(ScaleDivisorTest, OctavesWholeOnlyAfterDividing_ExactZerosAndOnes) {
 }
 
 TEST(ScaleDivisorTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = ::posenc::testing::FreshSeed();
   std::printf("[numerics] scale_divisor: POSENC_SEED=%llu\n",
               static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
