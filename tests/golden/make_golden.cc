@@ -817,6 +817,116 @@ void PrintGrid(const char* name, const Grid& grid) {
               grid.rows(), grid.d(), Sha256Hex(bytes).c_str());
 }
 
+// Multi-axis RoPE (EncodingSpec.axes_dim / mrope_section), from the
+// libraries' code rather than posenc's: pair j rotates by id[axis(j)] at
+// f_j = theta^(-2 i / n). FLUX / diffusers FluxPosEmbed (axes_dim): the
+// axes' pairs in turn, axis a's i < axes_dim[a] / 2 with n = axes_dim[a].
+// HF Qwen2-VL (mrope_section, head_dim = dim): pair j < dim / 2 with n =
+// dim, the temporal id for the first section, the height id for the
+// second, the width id for the third. Written in the two-table RoPE
+// layouts: rotate_half [cos .. cos | cos .. cos][sin ..| sin ..] and
+// interleaved_pairs [cos_0 cos_0 cos_1 ..][sin_0 sin_0 ..].
+struct MultiAxis {
+  double theta = 10000;
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kRotateHalf;
+  std::vector<uint32_t> axes_dim;       // FLUX
+  uint32_t dim = 0;                     // Qwen2-VL head_dim
+  std::vector<uint32_t> mrope_section;  // Qwen2-VL
+  uint32_t coordinates() const {
+    return static_cast<uint32_t>(axes_dim.empty() ? mrope_section.size()
+                                                  : axes_dim.size());
+  }
+  uint32_t pairs() const {
+    uint32_t k = 0;
+    for (uint32_t n : axes_dim) k += n / 2;
+    return axes_dim.empty() ? dim / 2 : k;
+  }
+};
+
+std::string MultiAxisRow(const MultiAxis& spec, const double* id) {
+  // (axis, i, n) of each pair, in row order.
+  struct Pair {
+    uint32_t axis, i, n;
+  };
+  std::vector<Pair> pairs;
+  if (!spec.axes_dim.empty()) {
+    for (uint32_t a = 0; a < spec.axes_dim.size(); ++a) {
+      for (uint32_t i = 0; i < spec.axes_dim[a] / 2; ++i) {
+        pairs.push_back({a, i, spec.axes_dim[a]});
+      }
+    }
+  } else {
+    uint32_t j = 0;
+    for (uint32_t a = 0; a < spec.mrope_section.size(); ++a) {
+      for (uint32_t s = 0; s < spec.mrope_section[a]; ++s, ++j) {
+        pairs.push_back({a, j, spec.dim});
+      }
+    }
+  }
+  const int target = FormatOf(spec.dtype).precision;
+  std::vector<std::string> cos_bytes, sin_bytes;
+  for (const Pair& pair : pairs) {
+    for (mpfr_prec_t prec = kEncodePrecision;; prec *= 2) {
+      if (prec > 8192) {
+        std::fprintf(stderr, "make_golden: cannot round a RoPE value\n");
+        std::exit(1);
+      }
+      mpfr_t e, f, x, sv, cv;
+      for (mpfr_ptr v : {e, f, x, sv, cv}) mpfr_init2(v, prec);
+      mpfr_set_si(e, -static_cast<long>(2 * pair.i), MPFR_RNDN);
+      mpfr_div_ui(e, e, pair.n, MPFR_RNDN);
+      mpfr_set_d(f, spec.theta, MPFR_RNDN);
+      mpfr_pow(f, f, e, MPFR_RNDN);  // theta^(-2i / n)
+      mpfr_set_d(x, id[pair.axis], MPFR_RNDN);
+      mpfr_mul(x, x, f, MPFR_RNDN);
+      mpfr_sin_cos(sv, cv, x, MPFR_RNDN);
+      bool ok = true;
+      if (id[pair.axis] == 0) {  // sin 0 = +0, cos 0 = 1 exactly
+        mpfr_set_zero(sv, 1);
+        mpfr_set_ui(cv, 1, MPFR_RNDN);
+      } else {
+        for (mpfr_ptr v : {sv, cv}) {
+          ok = ok && !mpfr_zero_p(v) &&
+               mpfr_can_round(v, mpfr_get_exp(v) - (64 - prec), MPFR_RNDN,
+                              MPFR_RNDZ, target + 1) != 0;
+        }
+      }
+      if (ok) {
+        cos_bytes.emplace_back();
+        sin_bytes.emplace_back();
+        AppendValue(cv, spec.dtype, &cos_bytes.back());
+        AppendValue(sv, spec.dtype, &sin_bytes.back());
+      }
+      for (mpfr_ptr v : {e, f, x, sv, cv}) mpfr_clear(v);
+      if (ok) break;
+    }
+  }
+  std::string row;
+  for (const std::vector<std::string>* half : {&cos_bytes, &sin_bytes}) {
+    if (spec.layout == Layout::kRotateHalf) {
+      for (int twice = 0; twice < 2; ++twice) {
+        for (const std::string& b : *half) row += b;
+      }
+    } else {  // kInterleavedPairs
+      for (const std::string& b : *half) row += b + b;
+    }
+  }
+  return row;
+}
+
+// "Encode <name> <dtype> <points>x<width> sha256=<hex>" of multi-axis ids.
+void PrintMultiAxis(const char* name, const MultiAxis& spec,
+                    const std::vector<double>& ids) {
+  std::string bytes;
+  const size_t points = ids.size() / spec.coordinates();
+  for (size_t p = 0; p < points; ++p) {
+    bytes += MultiAxisRow(spec, &ids[p * spec.coordinates()]);
+  }
+  std::printf("Encode %s %s %zux%u sha256=%s\n", name, DTypeName(spec.dtype),
+              points, 4 * spec.pairs(), Sha256Hex(bytes).c_str());
+}
+
 // "Encode <name> <dtype> <points>x<width> sha256=<hex>".
 void PrintEncode(const char* name, const Encoding& spec,
                  const std::vector<double>& positions) {
@@ -1085,6 +1195,21 @@ int main() {
   nerf.include_input = true;
   nerf.dtype = DType::kBFloat16;
   PrintEncode("nerf_bf16", nerf, {0.5, -0.25, 0.1, 0.3, 1, -0.75});
+  // Multi-axis RoPE (SCRIPT.md): diffusers' FluxPosEmbed (axes_dim 4, 6, 6,
+  // interleaved pairs) on three FLUX ids, and Qwen2-VL's sections (head_dim
+  // 16, sections 2, 3, 3, theta 1e6, rotate_half) on a text id and two
+  // image ids.
+  MultiAxis flux_rope;
+  flux_rope.layout = Layout::kInterleavedPairs;
+  flux_rope.axes_dim = {4, 6, 6};
+  PrintMultiAxis("flux_rope_pairs_f32", flux_rope,
+                 {0, 0, 0, 0, 1, 2, 0, 31, 17});
+  MultiAxis qwen;
+  qwen.theta = 1000000;
+  qwen.dtype = DType::kBFloat16;
+  qwen.dim = 16;
+  qwen.mrope_section = {2, 3, 3};
+  PrintMultiAxis("qwen2_mrope_bf16", qwen, {7, 7, 7, 10, 11, 12, 10, 11, 13});
   std::printf("Encode odd_dim INVALID_ARGUMENT\n");
   std::printf("Encode past_limit OUT_OF_RANGE\n");
 

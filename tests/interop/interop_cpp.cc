@@ -310,6 +310,21 @@ int main(int argc, char** argv) {
               client.Encode(diffusers, diffusers_t));
   const std::vector<double> nerf_points = {0.5, -0.25, 0.1, 0.3, 1, -0.75};
   PrintTensor("Encode", "nerf_bf16", client.Encode(NerfBf16(), nerf_points));
+  RealEncodingSpec flux_rope;  // diffusers FluxPosEmbed(10000, [4, 6, 6])
+  flux_rope.layout = Layout::kInterleavedPairs;
+  flux_rope.axes_dim = {4, 6, 6};
+  flux_rope.coordinates = 3;
+  PrintTensor("Encode", "flux_rope_pairs_f32",
+              client.Encode(flux_rope, {0, 0, 0, 0, 1, 2, 0, 31, 17}));
+  RealEncodingSpec qwen;  // Qwen2-VL M-RoPE, head_dim 16, sections 2, 3, 3
+  qwen.dim = 16;
+  qwen.max_period = 1000000;
+  qwen.dtype = DType::kBFloat16;
+  qwen.layout = Layout::kRotateHalf;
+  qwen.mrope_section = {2, 3, 3};
+  qwen.coordinates = 3;
+  PrintTensor("Encode", "qwen2_mrope_bf16",
+              client.Encode(qwen, {7, 7, 7, 10, 11, 12, 10, 11, 13}));
   const std::vector<double> one = {1};
   PrintTensor("Encode", "odd_dim",
               client.Encode(

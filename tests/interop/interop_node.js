@@ -138,6 +138,13 @@ async function main() {
           minFreqExp: 0, maxFreqExp: 8, coordinates: 3, includeInput: true,
           dtype: 'bfloat16' },
         [[0.5, -0.25, 0.1], [0.3, 1, -0.75]]));
+    await tensorLine('Encode', 'flux_rope_pairs_f32', client.encode(
+        { axesDim: [4, 6, 6], layout: 'interleaved_pairs' },
+        [[0, 0, 0], [0, 1, 2], [0, 31, 17]]));
+    await tensorLine('Encode', 'qwen2_mrope_bf16', client.encode(
+        { dim: 16, maxPeriod: 1e6, mropeSection: [2, 3, 3],
+          layout: 'rotate_half', dtype: 'bfloat16' },
+        [[7, 7, 7], [10, 11, 12], [10, 11, 13]]));
     await tensorLine('Encode', 'odd_dim', client.encode({ dim: 5 }, [1]));
     await tensorLine('Encode', 'past_limit', client.encode(flux, [17000]));
 

@@ -123,6 +123,13 @@ def main():
               num_frequencies=10, min_freq_exp=0, max_freq_exp=8,
               coordinates=3, include_input=True, dtype="bfloat16"),
             [[0.5, -0.25, 0.1], [0.3, 1, -0.75]]))
+        line("Encode", "flux_rope_pairs_f32", client.encode(
+            E(axes_dim=(4, 6, 6), layout="interleaved_pairs"),
+            [[0, 0, 0], [0, 1, 2], [0, 31, 17]]))
+        line("Encode", "qwen2_mrope_bf16", client.encode(
+            E(dim=16, max_period=1e6, mrope_section=(2, 3, 3),
+              layout="rotate_half", dtype="bfloat16"),
+            [[7, 7, 7], [10, 11, 12], [10, 11, 13]]))
         error_line("Encode", "odd_dim", lambda: client.encode(E(dim=5), [1]))
         error_line("Encode", "past_limit",
                    lambda: client.encode(flux, [17000]))

@@ -171,6 +171,13 @@ func main() {
 		Coordinates: 3, IncludeInput: true, DType: pb.DType_DTYPE_BFLOAT16},
 		[]float64{0.5, -0.25, 0.1, 0.3, 1, -0.75})
 	printTensor("Encode", "nerf_bf16", t, err)
+	t, err = c.Encode(ctx, posenc.EncodingSpec{AxesDim: []uint32{4, 6, 6},
+		Layout: pb.Layout_LAYOUT_INTERLEAVED_PAIRS}, []float64{0, 0, 0, 0, 1, 2, 0, 31, 17})
+	printTensor("Encode", "flux_rope_pairs_f32", t, err)
+	t, err = c.Encode(ctx, posenc.EncodingSpec{Dim: 16, MaxPeriod: 1e6, MropeSection: []uint32{2, 3, 3},
+		Layout: pb.Layout_LAYOUT_ROTATE_HALF, DType: pb.DType_DTYPE_BFLOAT16},
+		[]float64{7, 7, 7, 10, 11, 12, 10, 11, 13})
+	printTensor("Encode", "qwen2_mrope_bf16", t, err)
 	t, err = c.Encode(ctx, posenc.EncodingSpec{Dim: 5}, []float64{1})
 	printTensor("Encode", "odd_dim", t, err)
 	t, err = c.Encode(ctx, flux, []float64{17000})
