@@ -79,7 +79,8 @@ grpc::ByteBuffer EncodeTensorMessage(int tensor_field, uint32_t leading,
   // runs once per streamed message): [field 1 = leading] tag(tensor_field)
   // len, then Tensor { dtype = 1; repeated uint32 shape = 2 (packed);
   // bytes data = 3 } up to the data's length prefix.
-  constexpr size_t kMaxDims = 2;  // [d] or [rows, d]
+  // [d], [rows, d], or Encode's rotation matrices [points, K, 2, 2].
+  constexpr size_t kMaxDims = 4;
   assert(shape.size() <= kMaxDims);
   size_t packed_size = 0;
   for (uint32_t dim : shape) packed_size += VarintSize(dim);

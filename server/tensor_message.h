@@ -38,7 +38,8 @@ inline std::byte* MutableData(grpc::Slice& slice) {
 // Encodes a message { uint32 field 1 = leading (omitted when 0);
 // Tensor field `tensor_field` = {dtype, shape, data} }.
 // With tensor_field == 1 there is no leading field (GetTableResponse,
-// GetRowsResponse); with 2, field 1 is the position or start.
+// GetRowsResponse); with 2, field 1 is the position or start. `shape` has
+// at most 4 dimensions (rotation matrices: [points, K, 2, 2]).
 grpc::ByteBuffer EncodeTensorMessage(int tensor_field, uint32_t leading,
                                      DType dtype,
                                      std::initializer_list<uint32_t> shape,
