@@ -711,6 +711,34 @@ std::string EncodingRow(const Encoding& spec, const double* x) {
   return row;
 }
 
+// sin and cos of the angle x (exactly 0 when `zero`: sin +0, cos 1),
+// appended to *sin_out / *cos_out each rounded once to dtype, when
+// mpfr_can_round proves it: a few roundings of 2^-prec on |angle| < 2^24
+// stay within 2^(32 - prec) absolutely; 2^(64 - prec) is allowed. False
+// (nothing appended): retry at a higher precision. sv and cv are scratch
+// of precision prec.
+bool SinCosRounded(mpfr_srcptr x, bool zero, mpfr_prec_t prec, DType dtype,
+                   mpfr_ptr sv, mpfr_ptr cv, std::string* sin_out,
+                   std::string* cos_out) {
+  if (zero) {
+    mpfr_set_zero(sv, 1);
+    mpfr_set_ui(cv, 1, MPFR_RNDN);
+  } else {
+    mpfr_sin_cos(sv, cv, x, MPFR_RNDN);
+    const int target = FormatOf(dtype).precision;
+    for (mpfr_ptr v : {sv, cv}) {
+      if (mpfr_zero_p(v) ||
+          mpfr_can_round(v, mpfr_get_exp(v) - (64 - prec), MPFR_RNDN, MPFR_RNDZ,
+                         target + 1) == 0) {
+        return false;
+      }
+    }
+  }
+  AppendValue(sv, dtype, sin_out);
+  AppendValue(cv, dtype, cos_out);
+  return true;
+}
+
 // A grid table (TableSpec.grid), from posenc.proto's GridSpec text: axis a
 // has points k at x_k = (first_index + k) * p / q and a block of `channels`
 // channels, f_i = base^(-2i / channels), [sin | cos] (LAYOUT_CONCAT_SIN_COS,
@@ -743,7 +771,6 @@ std::string GridBlock(const Grid& grid, uint32_t channels, uint64_t num,
                       uint64_t den) {
   const uint32_t half = channels / 2;
   std::vector<std::string> sin_bytes(half), cos_bytes(half);
-  const int target = FormatOf(grid.dtype).precision;
   for (uint32_t i = 0; i < half; ++i) {
     for (mpfr_prec_t prec = kPrecision;; prec *= 2) {
       if (prec > 8192) {
@@ -759,24 +786,8 @@ std::string GridBlock(const Grid& grid, uint32_t channels, uint64_t num,
       mpfr_set_ui(x, static_cast<unsigned long>(num), MPFR_RNDN);
       mpfr_div_ui(x, x, static_cast<unsigned long>(den), MPFR_RNDN);
       mpfr_mul(x, x, f, MPFR_RNDN);
-      mpfr_sin_cos(sv, cv, x, MPFR_RNDN);
-      bool ok = true;
-      if (num == 0) {  // sin 0 = +0, cos 0 = 1 exactly
-        mpfr_set_zero(sv, 1);
-        mpfr_set_ui(cv, 1, MPFR_RNDN);
-      } else {
-        // A few roundings of 2^-prec, |angle| < 2^24: within 2^(32 - prec)
-        // absolutely; allow 2^(64 - prec).
-        for (mpfr_ptr v : {sv, cv}) {
-          ok = ok && !mpfr_zero_p(v) &&
-               mpfr_can_round(v, mpfr_get_exp(v) - (64 - prec), MPFR_RNDN,
-                              MPFR_RNDZ, target + 1) != 0;
-        }
-      }
-      if (ok) {
-        AppendValue(sv, grid.dtype, &sin_bytes[i]);
-        AppendValue(cv, grid.dtype, &cos_bytes[i]);
-      }
+      const bool ok = SinCosRounded(x, num == 0, prec, grid.dtype, sv, cv,
+                                    &sin_bytes[i], &cos_bytes[i]);
       for (mpfr_ptr v : {e, f, x, sv, cv}) mpfr_clear(v);
       if (ok) break;
     }
@@ -864,7 +875,6 @@ std::string MultiAxisRow(const MultiAxis& spec, const double* id) {
       }
     }
   }
-  const int target = FormatOf(spec.dtype).precision;
   std::vector<std::string> cos_bytes, sin_bytes;
   for (const Pair& pair : pairs) {
     for (mpfr_prec_t prec = kEncodePrecision;; prec *= 2) {
@@ -880,23 +890,12 @@ std::string MultiAxisRow(const MultiAxis& spec, const double* id) {
       mpfr_pow(f, f, e, MPFR_RNDN);  // theta^(-2i / n)
       mpfr_set_d(x, id[pair.axis], MPFR_RNDN);
       mpfr_mul(x, x, f, MPFR_RNDN);
-      mpfr_sin_cos(sv, cv, x, MPFR_RNDN);
-      bool ok = true;
-      if (id[pair.axis] == 0) {  // sin 0 = +0, cos 0 = 1 exactly
-        mpfr_set_zero(sv, 1);
-        mpfr_set_ui(cv, 1, MPFR_RNDN);
-      } else {
-        for (mpfr_ptr v : {sv, cv}) {
-          ok = ok && !mpfr_zero_p(v) &&
-               mpfr_can_round(v, mpfr_get_exp(v) - (64 - prec), MPFR_RNDN,
-                              MPFR_RNDZ, target + 1) != 0;
-        }
-      }
+      std::string sin_value, cos_value;
+      const bool ok = SinCosRounded(x, id[pair.axis] == 0, prec, spec.dtype, sv,
+                                    cv, &sin_value, &cos_value);
       if (ok) {
-        cos_bytes.emplace_back();
-        sin_bytes.emplace_back();
-        AppendValue(cv, spec.dtype, &cos_bytes.back());
-        AppendValue(sv, spec.dtype, &sin_bytes.back());
+        sin_bytes.push_back(sin_value);
+        cos_bytes.push_back(cos_value);
       }
       for (mpfr_ptr v : {e, f, x, sv, cv}) mpfr_clear(v);
       if (ok) break;
