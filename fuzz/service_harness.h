@@ -14,9 +14,9 @@
 //      echoed routing key, and a sample of the values bit for bit against
 //      the independent MPFR references of tests/numerics
 //      (mpfr_reference.h, rope_reference.h; grid_reference.h for grid
-//      tables, read from the proto's GridSpec rules; real_reference.h for Encode,
-//      its pad and input columns too; the request is read and the columns
-//      mapped by the harness, not by core/ or server/);
+//      tables, read from the proto's GridSpec rules; real_reference.h for
+//      Encode, its pad and input columns too; the request is read and the
+//      columns mapped by the harness, not by core/ or server/);
 //   3. the server must go idle (no call, task or inflight byte left);
 //   4. call B: the same bytes again (now a cache hit, or the rows rented
 //      again; Encode computes again): same status code and byte-identical

@@ -7,8 +7,8 @@
 //     splits emb by mrope_section * 2 and chunk m takes coordinate m % n;
 //   HF Qwen3-VL: apply_interleaved_mrope on freqs (slices offset:3 s:3);
 //   timm RotaryEmbeddingCat: FLUX's bands, repeat_interleave(2).
-// Each value is sin/cos(scale * x * f / scale_divisor) at 320+ bits, rounded by the tests'
-// own IEEE rounding (tests/numerics/mpfr_reference.h).
+// Each value is sin/cos(scale * x * f / scale_divisor) at 320+ bits, rounded by
+// the tests' own IEEE rounding (tests/numerics/mpfr_reference.h).
 //
 // Not thread-safe (that rounding changes the thread's MPFR exponent range).
 #ifndef POSENC_TESTS_NUMERICS_MULTI_AXIS_REFERENCE_H_
