@@ -23,6 +23,10 @@ using Builder = absl::StatusOr<Spec> (*)(PresetArguments& args, DType dtype,
   if (!lhs##_or.ok()) return lhs##_or.status(); \
   auto lhs = *std::move(lhs##_or)
 
+#define POSENC_RETURN_IF_ERROR(expr)                            \
+  if (absl::Status posenc_status = (expr); !posenc_status.ok()) \
+  return posenc_status
+
 // The timestep embedding shared by diffusers, guided-diffusion and FLUX:
 // half = dim // 2, f_i = max_period^(-i / (half - shift)), angle
 // scale * t * f_i, [sin | cos] or [cos | sin], one zero column for an odd
@@ -116,8 +120,10 @@ absl::Status InvalidArgument(absl::string_view name, absl::string_view rule) {
 // A positive finite double as the exact ratio num / den of 32-bit integers
 // (every double is a dyadic rational; 1.5 = 3/2, 1.875 = 15/8). Scales
 // such as 0.1 are no such ratio: refused rather than rounded.
-absl::Status ExactRatio(absl::string_view name, double x, uint64_t* num,
-                        uint64_t* den) {
+struct Ratio {
+  uint32_t num = 1, den = 1;
+};
+absl::StatusOr<Ratio> ExactRatio(absl::string_view name, double x) {
   if (!(x > 0) || !std::isfinite(x)) {
     return InvalidArgument(
         name, absl::StrCat(ShortestDouble(x), " must be finite and > 0"));
@@ -138,9 +144,8 @@ absl::Status ExactRatio(absl::string_view name, double x, uint64_t* num,
                            " is not exactly a ratio of 32-bit integers "
                            "(posenc takes grid positions exactly)"));
   }
-  *num = e >= 0 ? mant << e : mant;
-  *den = e >= 0 ? 1 : uint64_t{1} << -e;
-  return absl::OkStatus();
+  return Ratio{static_cast<uint32_t>(e >= 0 ? mant << e : mant),
+               static_cast<uint32_t>(e >= 0 ? 1 : uint64_t{1} << -e)};
 }
 
 // OK when the position step num / den, reduced, is a ratio of 32-bit
@@ -176,11 +181,8 @@ absl::StatusOr<Spec> MaePosEmbed(PresetArguments& args, DType dtype,
   POSENC_ASSIGN_OR_RETURN(dim, args.Count("embed_dim", {}, 4, limits.max_d));
   POSENC_ASSIGN_OR_RETURN(n, args.Count("grid_size", {}, 1, 65535));
   POSENC_ASSIGN_OR_RETURN(cls, args.Bool("cls_token", false));
-  if (absl::Status st =
-          MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves");
-      !st.ok()) {
-    return st;
-  }
+  POSENC_RETURN_IF_ERROR(
+      MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves"));
   return WithDType(MaeGrid(dim, n, cls), dtype);
 }
 
@@ -197,30 +199,20 @@ absl::StatusOr<Spec> Diffusers2d(PresetArguments& args, DType dtype,
   POSENC_ASSIGN_OR_RETURN(extra, args.Count("extra_tokens", 0u, 0, 65535));
   POSENC_ASSIGN_OR_RETURN(scale, args.Number("interpolation_scale", 1.0));
   POSENC_ASSIGN_OR_RETURN(base_size, args.Count("base_size", 16u, 1, 65535));
-  if (absl::Status st =
-          MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves");
-      !st.ok()) {
-    return st;
-  }
-  uint64_t s_num = 0, s_den = 0;
-  if (absl::Status st =
-          ExactRatio("interpolation_scale", scale, &s_num, &s_den);
-      !st.ok()) {
-    return st;
-  }
+  POSENC_RETURN_IF_ERROR(
+      MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves"));
+  POSENC_ASSIGN_OR_RETURN(ratio, ExactRatio("interpolation_scale", scale));
+  const uint64_t s_num = ratio.num, s_den = ratio.den;
   const uint32_t gh = sizes[0], gw = sizes.size() == 2 ? sizes[1] : sizes[0];
   for (uint32_t n : {gh, gw}) {
     // k * base_size / (n * s_num / s_den) = k * base_size * s_den / (n s_num)
-    if (absl::Status st = CheckStep("grid_size", uint64_t{base_size} * s_den,
-                                    uint64_t{n} * s_num);
-        !st.ok()) {
-      return st;
-    }
+    POSENC_RETURN_IF_ERROR(CheckStep("grid_size", uint64_t{base_size} * s_den,
+                                     uint64_t{n} * s_num));
   }
   DiffusersGridOptions options;
   options.base_size = base_size;
-  options.scale_num = static_cast<uint32_t>(s_num);
-  options.scale_den = static_cast<uint32_t>(s_den);
+  options.scale_num = ratio.num;
+  options.scale_den = ratio.den;
   options.cls_token = cls;
   options.extra_tokens = extra;
   return WithDType(DiffusersGrid(dim, gh, gw, options), dtype);
@@ -245,17 +237,10 @@ absl::StatusOr<Spec> DiffusersPatchEmbed(PresetArguments& args, DType dtype,
                           args.Count("latent_height", height, 1, 1u << 20));
   POSENC_ASSIGN_OR_RETURN(latent_w,
                           args.Count("latent_width", width, 1, 1u << 20));
-  if (absl::Status st =
-          MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves");
-      !st.ok()) {
-    return st;
-  }
-  uint64_t s_num = 0, s_den = 0;
-  if (absl::Status st =
-          ExactRatio("interpolation_scale", scale, &s_num, &s_den);
-      !st.ok()) {
-    return st;
-  }
+  POSENC_RETURN_IF_ERROR(
+      MultipleOf("embed_dim", dim, 4, "two axes of [sin | cos] halves"));
+  POSENC_ASSIGN_OR_RETURN(ratio, ExactRatio("interpolation_scale", scale));
+  const uint64_t s_num = ratio.num, s_den = ratio.den;
   const uint32_t base_size = height / patch;
   if (base_size == 0) {
     return InvalidArgument("height", "is smaller than patch_size");
@@ -275,17 +260,14 @@ absl::StatusOr<Spec> DiffusersPatchEmbed(PresetArguments& args, DType dtype,
                      " (diffusers raises ValueError)"));
   }
   for (uint32_t n : {h, w}) {
-    if (absl::Status st =
-            CheckStep("pos_embed_max_size", uint64_t{base_size} * s_den,
-                      uint64_t{max_size > 0 ? max_size : n} * s_num);
-        !st.ok()) {
-      return st;
-    }
+    POSENC_RETURN_IF_ERROR(
+        CheckStep("pos_embed_max_size", uint64_t{base_size} * s_den,
+                  uint64_t{max_size > 0 ? max_size : n} * s_num));
   }
   DiffusersGridOptions options;
   options.base_size = base_size;
-  options.scale_num = static_cast<uint32_t>(s_num);
-  options.scale_den = static_cast<uint32_t>(s_den);
+  options.scale_num = ratio.num;
+  options.scale_den = ratio.den;
   options.pos_embed_max_size = max_size;
   return WithDType(DiffusersGrid(dim, h, w, options), dtype);
 }
@@ -302,10 +284,8 @@ absl::StatusOr<Spec> TimmSincos2d(PresetArguments& args, DType dtype,
   POSENC_ASSIGN_OR_RETURN(temperature, args.Number("temperature", 10000.0));
   POSENC_ASSIGN_OR_RETURN(reverse, args.Bool("reverse_coord", false));
   POSENC_ASSIGN_OR_RETURN(interleave, args.Bool("interleave_sin_cos", false));
-  if (absl::Status st = MultipleOf("dim", dim, 4, "timm asserts dim % 4 == 0");
-      !st.ok()) {
-    return st;
-  }
+  POSENC_RETURN_IF_ERROR(
+      MultipleOf("dim", dim, 4, "timm asserts dim % 4 == 0"));
   return WithDType(
       TimmGrid(shape[0], shape[1], dim, temperature, reverse, interleave),
       dtype);
@@ -325,32 +305,19 @@ absl::StatusOr<Spec> CogVideoX3d(PresetArguments& args, DType dtype,
                           args.Number("spatial_interpolation_scale", 1.0));
   POSENC_ASSIGN_OR_RETURN(t_scale,
                           args.Number("temporal_interpolation_scale", 1.0));
-  if (absl::Status st = MultipleOf("embed_dim", dim, 16,
-                                   "a quarter temporal and two spatial eighths "
-                                   "of 3/8, each [sin | cos]");
-      !st.ok()) {
-    return st;
-  }
-  uint64_t sn = 0, sd = 0, tn = 0, td = 0;
-  if (absl::Status st =
-          ExactRatio("spatial_interpolation_scale", s_scale, &sn, &sd);
-      !st.ok()) {
-    return st;
-  }
-  if (absl::Status st =
-          ExactRatio("temporal_interpolation_scale", t_scale, &tn, &td);
-      !st.ok()) {
-    return st;
-  }
+  POSENC_RETURN_IF_ERROR(
+      MultipleOf("embed_dim", dim, 16,
+                 "a quarter temporal and two spatial eighths "
+                 "of 3/8, each [sin | cos]"));
+  POSENC_ASSIGN_OR_RETURN(spatial_ratio,
+                          ExactRatio("spatial_interpolation_scale", s_scale));
+  POSENC_ASSIGN_OR_RETURN(temporal_ratio,
+                          ExactRatio("temporal_interpolation_scale", t_scale));
   const uint32_t w = spatial[0], h = spatial.size() == 2 ? spatial[1] : w;
-  if (absl::Status st = CheckStep("temporal_interpolation_scale", td, tn);
-      !st.ok()) {
-    return st;
-  }
   return WithDType(
-      CogVideoXGrid(dim, w, h, t, static_cast<uint32_t>(sn),
-                    static_cast<uint32_t>(sd), static_cast<uint32_t>(tn),
-                    static_cast<uint32_t>(td)),
+      // Each scale's parts fit 32 bits, so each step (den / num) does.
+      CogVideoXGrid(dim, w, h, t, spatial_ratio.num, spatial_ratio.den,
+                    temporal_ratio.num, temporal_ratio.den),
       dtype);
 }
 
@@ -437,10 +404,7 @@ absl::StatusOr<Spec> TimmRotaryCat(PresetArguments& args, DType dtype,
         "over linspace(-1, 1) coordinates; posenc serves in_pixels=False "
         "(EVA-02)");
   }
-  if (absl::Status st = MultipleOf("dim", dim, 4, "dim / 4 bands per axis");
-      !st.ok()) {
-    return st;
-  }
+  POSENC_RETURN_IF_ERROR(MultipleOf("dim", dim, 4, "dim / 4 bands per axis"));
   RealEncodingSpec spec =
       MultiAxis(dtype, Layout::kInterleavedPairs, temperature);
   spec.axes_dim = {dim / 2, dim / 2};
