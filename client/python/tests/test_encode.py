@@ -10,7 +10,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 import time
 import unittest
 
@@ -22,6 +21,7 @@ from posenc import EncodingSpec, TableSpec
 from posenc.client import encode_grid_request, encode_request
 from posenc.spec import routing_metadata
 from posenc.v1 import posenc_pb2
+from server_case import ServerCase
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "tests", "common"))
@@ -133,22 +133,7 @@ class EncodingSpecTest(unittest.TestCase):
 
 
 @unittest.skipUnless(os.environ.get("POSENC_SERVER"), "POSENC_SERVER unset")
-class EncodeServerTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        from server_process import ServerProcess
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.log_path = os.path.join(cls.tmp.name, "server.log")
-        cls.server = ServerProcess(os.environ["POSENC_SERVER"], cls.log_path)
-        cls.target = f"127.0.0.1:{cls.server.wait_for_port()}"
-        cls.client = posenc.Client(cls.target, timeout=30)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
-        cls.tmp.cleanup()
-
+class EncodeServerTest(ServerCase):
     def test_integer_points_are_the_tables_rows(self):
         # shift 0 is FREQUENCY_PAPER's table, shift 1 FREQUENCY_T2T's.
         positions = [7, 0, 999, 3, 7]

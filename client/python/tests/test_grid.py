@@ -8,7 +8,6 @@ unset.
 
 import os
 import sys
-import tempfile
 import unittest
 from fractions import Fraction
 
@@ -17,6 +16,7 @@ import numpy as np
 import posenc
 from posenc import GridAxis, GridSpec, TableSpec, diffusers_grid, mae_grid
 from posenc.v1 import posenc_pb2
+from server_case import ServerCase
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "tests", "common"))
@@ -89,22 +89,7 @@ class GridSpecTest(unittest.TestCase):
 
 
 @unittest.skipUnless(os.environ.get("POSENC_SERVER"), "POSENC_SERVER unset")
-class GridServerTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        from server_process import ServerProcess
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.log_path = os.path.join(cls.tmp.name, "server.log")
-        cls.server = ServerProcess(os.environ["POSENC_SERVER"], cls.log_path)
-        cls.target = f"127.0.0.1:{cls.server.wait_for_port()}"
-        cls.client = posenc.Client(cls.target, timeout=30)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
-        cls.tmp.cleanup()
-
+class GridServerTest(ServerCase):
     def test_mae_table_matches_maes_formula(self):
         got = self.client.table(mae_grid(64, 6, cls_token=True))
         self.assertEqual(got.shape, (37, 64))

@@ -8,7 +8,6 @@ unset.
 import asyncio
 import os
 import sys
-import tempfile
 import unittest
 
 import numpy as np
@@ -17,6 +16,7 @@ import posenc
 import posenc.aio
 from posenc import EncodingSpec
 from posenc.preset import argument_text
+from server_case import ServerCase
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "tests", "common"))
@@ -38,22 +38,7 @@ class ArgumentTextTest(unittest.TestCase):
 
 
 @unittest.skipUnless(os.environ.get("POSENC_SERVER"), "POSENC_SERVER unset")
-class PresetServerTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        from server_process import ServerProcess
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.server = ServerProcess(os.environ["POSENC_SERVER"],
-                                   os.path.join(cls.tmp.name, "server.log"))
-        cls.target = f"127.0.0.1:{cls.server.wait_for_port()}"
-        cls.client = posenc.Client(cls.target, timeout=30)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
-        cls.tmp.cleanup()
-
+class PresetServerTest(ServerCase):
     def test_diffusers_call_same_rows_as_hand_written_spec(self):
         p = self.client.resolve_preset("diffusers.get_timestep_embedding",
                                        embedding_dim=321,

@@ -19,6 +19,7 @@ import numpy as np
 import posenc
 from posenc import RopeScaling, TableSpec, spec_from_hf_config
 from posenc.spec import _fnv1a64, fnv1a64_hex
+from server_case import ServerCase
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "tests", "common"))
@@ -288,22 +289,7 @@ class HfConfigTest(unittest.TestCase):
 
 
 @unittest.skipUnless(os.environ.get("POSENC_SERVER"), "POSENC_SERVER unset")
-class ServerTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        from server_process import ServerProcess
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.server = ServerProcess(os.environ["POSENC_SERVER"],
-                                   os.path.join(cls.tmp.name, "server.log"))
-        port = cls.server.wait_for_port()
-        cls.client = posenc.Client(f"127.0.0.1:{port}", timeout=30)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
-        cls.tmp.cleanup()
-
+class ServerTest(ServerCase):
     def config_file(self, config):
         path = os.path.join(self.tmp.name, "config.json")
         with open(path, "w") as f:
