@@ -17,9 +17,11 @@ const _ = grpc.SupportPackageIsVersion7
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type PositionalEncodingClient interface {
-	// The whole table [0, max_len) in one message.
+	// The whole table [0, max_len) in one message, or where it lies in the
+	// server's shared-memory directory (accept_shared_memory).
 	// INVALID_ARGUMENT, RESOURCE_EXHAUSTED when the table exceeds
-	// --max_message_bytes (use StreamBatches) or a bounded resource is full.
+	// --max_message_bytes (use StreamBatches; the bound holds for a
+	// shared-memory answer too) or a bounded resource is full.
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
 	// Rows [start, end), one message per row, then OK.
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED (a bounded resource).
@@ -167,9 +169,11 @@ func (c *positionalEncodingClient) GetStats(ctx context.Context, in *GetStatsReq
 // All implementations must embed UnimplementedPositionalEncodingServer
 // for forward compatibility
 type PositionalEncodingServer interface {
-	// The whole table [0, max_len) in one message.
+	// The whole table [0, max_len) in one message, or where it lies in the
+	// server's shared-memory directory (accept_shared_memory).
 	// INVALID_ARGUMENT, RESOURCE_EXHAUSTED when the table exceeds
-	// --max_message_bytes (use StreamBatches) or a bounded resource is full.
+	// --max_message_bytes (use StreamBatches; the bound holds for a
+	// shared-memory answer too) or a bounded resource is full.
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
 	// Rows [start, end), one message per row, then OK.
 	// INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED (a bounded resource).
