@@ -11,8 +11,8 @@
 
     asyncio.run(main())
 
-Same methods, arguments and results as posenc.Client; unary methods are
-coroutines and streams are async iterators.
+Same methods, arguments (as_torch= included) and results as posenc.Client;
+unary methods are coroutines and streams are async iterators.
 """
 
 from typing import AsyncIterator, Iterable, Optional, Tuple, Union
@@ -27,6 +27,7 @@ from posenc.errors import PosencError
 from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
+from posenc.torch_tensor import tensor_out
 from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
 
@@ -65,17 +66,17 @@ class Client:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def table(self, spec: TableSpec, timeout: Optional[float] = None
-                    ) -> np.ndarray:
+    async def table(self, spec: TableSpec, timeout: Optional[float] = None,
+                    as_torch: bool = False) -> np.ndarray:
         """The whole table, shape (max_len, width)."""
         response = await self._unary(
             self._stub.GetTable,
             posenc_pb2.GetTableRequest(spec=spec.to_proto()), timeout)
-        return to_numpy(response.table)
+        return tensor_out(to_numpy(response.table), as_torch)
 
     async def rows(self, spec: TableSpec, start: int = 0,
                    end: Optional[int] = None,
-                   timeout: Optional[float] = None
+                   timeout: Optional[float] = None, as_torch: bool = False
                    ) -> AsyncIterator[Tuple[int, np.ndarray]]:
         """Yields (position, row of shape (width,)) for rows [start, end)."""
         request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(),
@@ -84,11 +85,13 @@ class Client:
             request.end = end
         async for message in self._stream(self._stub.StreamRows, request,
                                           timeout):
-            yield message.position, to_numpy(message.row)
+            yield message.position, tensor_out(to_numpy(message.row),
+                                               as_torch)
 
     async def batches(self, spec: TableSpec, start: int = 0,
                       end: Optional[int] = None, rows_per_batch: int = 0,
-                      timeout: Optional[float] = None
+                      timeout: Optional[float] = None,
+                      as_torch: bool = False
                       ) -> AsyncIterator[Tuple[int, np.ndarray]]:
         """Yields (first position, batch of shape (rows, width)) over [start, end).
 
@@ -100,31 +103,35 @@ class Client:
             request.end = end
         async for message in self._stream(self._stub.StreamBatches, request,
                                           timeout):
-            yield message.start, to_numpy(message.batch)
+            yield message.start, tensor_out(to_numpy(message.batch),
+                                            as_torch)
 
     async def gather(self, spec: TableSpec, positions: Iterable[int],
-                     timeout: Optional[float] = None) -> np.ndarray:
+                     timeout: Optional[float] = None,
+                     as_torch: bool = False) -> np.ndarray:
         """Rows at `positions` in that order (repeats allowed), (n, width)."""
         request = posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
                                             positions=list(positions))
         response = await self._unary(self._stub.GetRows, request, timeout)
-        return to_numpy(response.rows)
+        return tensor_out(to_numpy(response.rows), as_torch)
 
     async def encode(self, spec: EncodingSpec,
                      positions: Union[Iterable[float], np.ndarray],
-                     timeout: Optional[float] = None) -> np.ndarray:
+                     timeout: Optional[float] = None,
+                     as_torch: bool = False) -> np.ndarray:
         """Rows of real-valued points, shape (points, spec.width());
         positions as in posenc.Client.encode. No routing key."""
         response = await self._unary(self._stub.Encode,
                                      encode_request(spec, positions), timeout)
-        return to_numpy(response.embeddings)
+        return tensor_out(to_numpy(response.embeddings), as_torch)
 
     async def encode_grid(self, spec: EncodingSpec, grid,
-                          timeout: Optional[float] = None) -> np.ndarray:
+                          timeout: Optional[float] = None,
+                          as_torch: bool = False) -> np.ndarray:
         """Rows of an integer grid's points, as posenc.Client.encode_grid."""
         response = await self._unary(self._stub.Encode,
                                      encode_grid_request(spec, grid), timeout)
-        return to_numpy(response.embeddings)
+        return tensor_out(to_numpy(response.embeddings), as_torch)
 
     async def resolve_preset(self, preset: str = "", *,
                              config_json: Optional[str] = None,

@@ -1,4 +1,5 @@
-"""Client: one channel to a posenc server; every call returns numpy arrays."""
+"""Client: one channel to a posenc server; every call returns numpy arrays
+(or torch tensors with as_torch=True)."""
 
 from typing import Iterable, Iterator, Optional, Tuple, Union
 
@@ -9,6 +10,7 @@ from posenc.errors import PosencError
 from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
+from posenc.torch_tensor import tensor_out
 from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
 
@@ -48,8 +50,10 @@ class Client:
     Every method raises PosencError (code + message) when the call fails.
     Arrays are read-only views over the received bytes (np.frombuffer): copy
     them to write. bfloat16 tables come back as uint16 bits; widen them with
-    posenc.bfloat16_bits_to_float32. Thread-safe; use as a context manager or
-    call close().
+    posenc.bfloat16_bits_to_float32, or pass as_torch=True to any method
+    returning a tensor for a torch.bfloat16 (float32, float64, float16 as
+    theirs) tensor over the same memory, read-only by contract (write into a
+    clone()). Thread-safe; use as a context manager or call close().
     """
 
     def __init__(self, target: str, timeout: float = 30.0,
@@ -72,16 +76,16 @@ class Client:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def table(self, spec: TableSpec, timeout: Optional[float] = None
-              ) -> np.ndarray:
+    def table(self, spec: TableSpec, timeout: Optional[float] = None,
+              as_torch: bool = False) -> np.ndarray:
         """The whole table, shape (max_len, width)."""
         response = self._unary(self._stub.GetTable,
                                posenc_pb2.GetTableRequest(spec=spec.to_proto()),
                                timeout)
-        return to_numpy(response.table)
+        return tensor_out(to_numpy(response.table), as_torch)
 
     def rows(self, spec: TableSpec, start: int = 0, end: Optional[int] = None,
-             timeout: Optional[float] = None
+             timeout: Optional[float] = None, as_torch: bool = False
              ) -> Iterator[Tuple[int, np.ndarray]]:
         """Yields (position, row of shape (width,)) for rows [start, end)."""
         request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(),
@@ -89,11 +93,12 @@ class Client:
         if end is not None:
             request.end = end
         for message in self._stream(self._stub.StreamRows, request, timeout):
-            yield message.position, to_numpy(message.row)
+            yield message.position, tensor_out(to_numpy(message.row),
+                                               as_torch)
 
     def batches(self, spec: TableSpec, start: int = 0,
                 end: Optional[int] = None, rows_per_batch: int = 0,
-                timeout: Optional[float] = None
+                timeout: Optional[float] = None, as_torch: bool = False
                 ) -> Iterator[Tuple[int, np.ndarray]]:
         """Yields (first position, batch of shape (rows, width)) over [start, end).
 
@@ -105,19 +110,22 @@ class Client:
             request.end = end
         for message in self._stream(self._stub.StreamBatches, request,
                                     timeout):
-            yield message.start, to_numpy(message.batch)
+            yield message.start, tensor_out(to_numpy(message.batch),
+                                            as_torch)
 
     def gather(self, spec: TableSpec, positions: Iterable[int],
-               timeout: Optional[float] = None) -> np.ndarray:
+               timeout: Optional[float] = None,
+               as_torch: bool = False) -> np.ndarray:
         """Rows at `positions` in that order (repeats allowed), (n, width)."""
         request = posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
                                             positions=list(positions))
-        return to_numpy(self._unary(self._stub.GetRows, request,
-                                    timeout).rows)
+        return tensor_out(to_numpy(self._unary(self._stub.GetRows, request,
+                                               timeout).rows), as_torch)
 
     def encode(self, spec: EncodingSpec,
                positions: Union[Iterable[float], np.ndarray],
-               timeout: Optional[float] = None) -> np.ndarray:
+               timeout: Optional[float] = None,
+               as_torch: bool = False) -> np.ndarray:
         """Rows of real-valued points, shape (points, spec.width()).
 
         positions: spec.coordinates values per point, point-major: a flat
@@ -125,19 +133,20 @@ class Client:
         sent as the exact float64 it is. Sends no routing key (nothing is
         cached; any replica answers).
         """
-        return to_numpy(self._unary(self._stub.Encode,
-                                    encode_request(spec, positions),
-                                    timeout).embeddings)
+        return tensor_out(to_numpy(self._unary(
+            self._stub.Encode, encode_request(spec, positions),
+            timeout).embeddings), as_torch)
 
     def encode_grid(self, spec: EncodingSpec, grid,
-                    timeout: Optional[float] = None) -> np.ndarray:
+                    timeout: Optional[float] = None,
+                    as_torch: bool = False) -> np.ndarray:
         """Rows of the integer points of a grid (an image's patch ids), as
         encode_grid_request describes: a FLUX h x w latent is
         encode_grid(spec, [0, (0, h), (0, w)]), h * w rows (shape
         (h * w, K, 2, 2) with layout "rotation_matrix")."""
-        return to_numpy(self._unary(self._stub.Encode,
-                                    encode_grid_request(spec, grid),
-                                    timeout).embeddings)
+        return tensor_out(to_numpy(self._unary(
+            self._stub.Encode, encode_grid_request(spec, grid),
+            timeout).embeddings), as_torch)
 
     def resolve_preset(self, preset: str = "", *,
                        config_json: Optional[str] = None,
