@@ -25,7 +25,7 @@ test_pkgs=(
   python3-venv python3-pip python3-setuptools python3-wheel python3-build
   libcpp-httplib-dev
   golang-go golang-google-grpc-dev golang-google-protobuf-dev protoc-gen-go protoc-gen-go-grpc
-  golang-github-golang-protobuf-1-5-dev
+  golang-github-golang-protobuf-1-5-dev golang-github-cespare-xxhash-dev
   nodejs
   docker.io debootstrap docker-compose
   haproxy nginx-light

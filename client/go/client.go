@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -20,14 +21,18 @@ type Client struct {
 	conn    *grpc.ClientConn
 	stub    pb.PositionalEncodingClient
 	timeout time.Duration
+	// shm: GetTable asks for shared memory (WithSharedMemory), until a
+	// path's directory cannot be opened (not the server's host).
+	shm atomic.Bool
 }
 
 // Option configures Dial.
 type Option func(*options)
 
 type options struct {
-	timeout  time.Duration
-	dialOpts []grpc.DialOption
+	timeout      time.Duration
+	dialOpts     []grpc.DialOption
+	sharedMemory bool
 }
 
 // WithTimeout sets the deadline of each call (a stream counts as one call)
@@ -38,6 +43,14 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(o *options) { o.dialOpts = append(o.dialOpts, opts...) }
 }
+
+// WithSharedMemory makes Table map the table from the server's shared-memory
+// directory (posenc_server --shm_dir) when the client runs on the server's
+// host: the Tensor's Data is then a read-only mapping, valid until its
+// Close. A client that cannot open the file gets the bytes, with no error;
+// a file that is not the server's is a DATA_LOSS error. See
+// docs/shared_memory.md.
+func WithSharedMemory() Option { return func(o *options) { o.sharedMemory = true } }
 
 // Dial connects (lazily) to target, e.g. "127.0.0.1:50051", in plaintext
 // unless WithDialOptions brings credentials.
@@ -54,7 +67,9 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
-	return &Client{conn: conn, stub: pb.NewPositionalEncodingClient(conn), timeout: o.timeout}, nil
+	c := &Client{conn: conn, stub: pb.NewPositionalEncodingClient(conn), timeout: o.timeout}
+	c.shm.Store(o.sharedMemory)
+	return c, nil
 }
 
 // Close closes the connection.
@@ -74,10 +89,28 @@ func (c *Client) context(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, c.timeout)
 }
 
-// Table returns the whole table, shape [MaxLen, spec.Width()].
+// Table returns the whole table, shape [MaxLen, spec.Width()]. With
+// WithSharedMemory it may be a mapping of the server's file (t.Mapped()):
+// call t.Close() when done with it.
 func (c *Client) Table(ctx context.Context, spec Spec) (*Tensor, error) {
 	ctx, cancel := c.tableContext(ctx, spec)
 	defer cancel()
+	if c.shm.Load() {
+		resp, err := c.stub.GetTable(ctx, &pb.GetTableRequest{Spec: spec.proto(), AcceptSharedMemory: true})
+		if err != nil {
+			return nil, wrap(err)
+		}
+		if resp.GetSharedMemory() == nil {
+			return fromProto(resp.GetTable())
+		}
+		t, outcome, err := mapShared(resp.GetSharedMemory())
+		if outcome == shmDone {
+			return t, err
+		}
+		if outcome == shmFallbackNoDir {
+			c.shm.Store(false)
+		}
+	}
 	resp, err := c.stub.GetTable(ctx, &pb.GetTableRequest{Spec: spec.proto()})
 	if err != nil {
 		return nil, wrap(err)

@@ -13,6 +13,7 @@ go 1.19
 // GOPATH mode against /usr/share/gocode (go.sh); ctest also builds it in
 // module mode from a vendor/ of those packages (go_client_module_mode).
 require (
+	github.com/cespare/xxhash/v2 v2.1.1
 	google.golang.org/grpc v1.33.3
 	google.golang.org/protobuf v1.28.1
 )

@@ -12,10 +12,14 @@ import (
 
 // Tensor is a received table, batch or row: raw little-endian row-major
 // bytes plus dtype and shape ([rows, width], or [width] for one row; width is Spec.Width()).
+// A table mapped from shared memory (WithSharedMemory, Mapped) has read-only
+// Data, valid until Close.
 type Tensor struct {
 	DType pb.DType
 	Shape []uint32
 	Data  []byte
+
+	mapping []byte // the whole mapped file, or nil
 }
 
 // ElementSize is the bytes per element of dtype (0 if unknown).
@@ -105,13 +109,18 @@ func (t *Tensor) Widen() []float64 {
 		case pb.DType_DTYPE_FLOAT16:
 			out[k] = HalfToFloat64(binary.LittleEndian.Uint16(b))
 		case pb.DType_DTYPE_BFLOAT16:
-			out[k] = float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+			out[k] = float64(BFloat16ToFloat32(binary.LittleEndian.Uint16(b)))
 		}
 	}
 	return out
 }
 
-// HalfToFloat64 decodes IEEE binary16 bits exactly.
+// BFloat16ToFloat32 decodes bfloat16 bits exactly: they are the upper half
+// of a float32's.
+func BFloat16ToFloat32(bits uint16) float32 { return math.Float32frombits(uint32(bits) << 16) }
+
+// HalfToFloat64 decodes IEEE binary16 bits exactly (float32(HalfToFloat64(b))
+// is exact too).
 func HalfToFloat64(bits uint16) float64 {
 	sign := 1.0
 	if bits&0x8000 != 0 {

@@ -18,6 +18,17 @@ func TestHalfToFloat64DecodesExactly(t *testing.T) {
 	}
 }
 
+func TestBFloat16ToFloat32DecodesExactly(t *testing.T) {
+	for bits, want := range map[uint16]float32{
+		0x3f80: 1, 0xbf40: -0.75, 0x0001: float32(math.Ldexp(1, -133)), 0x7f80: float32(math.Inf(1)),
+		0x3eab: 0.333984375, 0x8000: float32(math.Copysign(0, -1)),
+	} {
+		if got := BFloat16ToFloat32(bits); math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("BFloat16ToFloat32(%#04x) = %v, want %v", bits, got, want)
+		}
+	}
+}
+
 func TestFromProtoRejectsSizeMismatch(t *testing.T) {
 	_, err := fromProto(&pb.Tensor{Dtype: pb.DType_DTYPE_FLOAT32, Shape: []uint32{2, 2}, Data: make([]byte, 12)})
 	if e, ok := err.(*Error); !ok || CodeName(e.Code) != "INTERNAL" {

@@ -34,6 +34,13 @@ def run(argv, cwd, env, check=True):
     return p
 
 
+def placeholder(module):
+    """A version for a vendored module: v0.0.0, or vN.0.0 for a major
+    version's path (.../v2), which go.mod requires to match."""
+    major = re.search(r"/v([2-9]|[1-9][0-9]+)$", module)
+    return f"v{major.group(1)}.0.0" if major else "v0.0.0"
+
+
 def readme_go_mod(readme):
     """The README's go.mod block: the fenced block that starts with
     `module example.com/yourservice`."""
@@ -84,7 +91,7 @@ def main():
     deps = run([os.path.join(client, "go.sh"), "list", "-deps", "-f",
                 "{{if not .Standard}}{{.ImportPath}} {{.Dir}}{{end}}",
                 "./", "./posencv1"], client, env).stdout.split("\n")
-    own, modules = [], {}
+    own, modules, roots = [], {}, {}
     for line in filter(None, deps):
         path, d = line.split(" ", 1)
         if path == "posenc/client/go" or path.startswith("posenc/client/go/"):
@@ -95,8 +102,19 @@ def main():
             root = os.path.dirname(root)
             if not root.startswith(src + os.sep):
                 sys.exit(f"FAILED: no go.mod above {d}")
-        modules.setdefault(os.path.relpath(root, src), []).append(path)
-    for need in ("google.golang.org/grpc", "google.golang.org/protobuf"):
+        # A major version's module (github.com/cespare/xxhash/v2) sits in
+        # GOPATH without its /v2, where GOPATH mode names its packages; in
+        # module mode they are under the module's path.
+        with open(os.path.join(root, "go.mod")) as f:
+            module = re.search(r"^module (\S+)$", f.read(), re.M)
+        if not module:
+            sys.exit(f"FAILED: no module line in {root}/go.mod")
+        mod = module.group(1)
+        roots[mod] = root
+        modules.setdefault(mod, []).append(
+            mod + d[len(root):].replace(os.sep, "/"))
+    for need in ("google.golang.org/grpc", "google.golang.org/protobuf",
+                 "github.com/cespare/xxhash/v2"):
         if need not in modules:
             sys.exit(f"FAILED: the client imports nothing from {need}?")
 
@@ -107,22 +125,21 @@ def main():
     os.makedirs(os.path.join(vendor, "posenc", "client"))
     os.symlink(client, os.path.join(vendor, "posenc", "client", "go"))
     for mod in sorted(modules):
-        go_version = re.search(r"^go (\S+)$",
-                               open(os.path.join(src, mod, "go.mod")).read(),
-                               re.M)
-        lines.append(f"# {mod} v0.0.0")
+        with open(os.path.join(roots[mod], "go.mod")) as f:
+            go_version = re.search(r"^go (\S+)$", f.read(), re.M)
+        lines.append(f"# {mod} {placeholder(mod)}")
         lines.append("## explicit" +
                      (f"; go {go_version.group(1)}" if go_version else ""))
         lines += sorted(modules[mod])
         os.makedirs(os.path.dirname(os.path.join(vendor, mod)),
                     exist_ok=True)
-        os.symlink(os.path.join(src, mod), os.path.join(vendor, mod))
+        os.symlink(roots[mod], os.path.join(vendor, mod))
     lines.append(f"# posenc/client/go => {replace_dir}")  # a path replace
     with open(os.path.join(vendor, "modules.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(svc, "go.mod"), "w") as f:
         f.write(go_mod + "\nrequire (\n" +
-                "".join(f"\t{mod} v0.0.0 // indirect\n"
+                "".join(f"\t{mod} {placeholder(mod)} // indirect\n"
                         for mod in sorted(modules)) + ")\n")
 
     env = dict(base_env, GO111MODULE="on", GOFLAGS="-mod=vendor")

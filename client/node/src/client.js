@@ -12,6 +12,7 @@ const {
   RESOLVED_PROTO,
 } = require('./spec');
 const { fromProto } = require('./tensor');
+const { readShared, FALLBACK, NO_DIRECTORY } = require('./shared_memory');
 
 // The proto shipped in the package (npm pack copies it to proto/), else,
 // in a checkout, the repository's proto/ (this file is
@@ -61,10 +62,16 @@ class PosencClient {
    *     stream counts as one call); every method takes { timeoutMs } too
    * @param {grpc.ChannelCredentials} [options.credentials] default plaintext
    * @param {string} [options.protoRoot] folder holding posenc/v1/posenc.proto
+   * @param {boolean} [options.sharedMemory=false] table() reads the table
+   *     from the server's shared-memory file (posenc_server --shm_dir) when
+   *     on its host, else gets the bytes (docs/shared_memory.md)
    */
   constructor(target, options = {}) {
     const Service = loadService(options.protoRoot ?? DEFAULT_PROTO_ROOT);
     this.timeoutMs = options.timeoutMs ?? 30000;
+    // Asks for shared memory until a path's directory cannot be opened
+    // (not the server's host).
+    this.sharedMemory = Boolean(options.sharedMemory);
     this.stub = new Service(
       target, options.credentials ?? grpc.credentials.createInsecure(),
       { 'grpc.max_receive_message_length': MAX_RECEIVE_BYTES });
@@ -74,10 +81,21 @@ class PosencClient {
     this.stub.close();
   }
 
-  /** The whole table: { dtype, shape: [maxLen, width], data, bytes }. */
+  /**
+   * The whole table: { dtype, shape: [maxLen, width], data, bytes }, and
+   * sharedMemory: true when read from the server's shared-memory file.
+   */
   async table(spec, options) {
-    const response = await this.unary(
-      'getTable', { spec: specToProto(spec) }, options);
+    const request = { spec: specToProto(spec) };
+    if (this.sharedMemory) {
+      const response = await this.unary(
+        'getTable', { ...request, acceptSharedMemory: true }, options);
+      if (!response.sharedMemory) return fromProto(response.table);
+      const tensor = await readShared(response.sharedMemory);
+      if (tensor !== FALLBACK && tensor !== NO_DIRECTORY) return tensor;
+      if (tensor === NO_DIRECTORY) this.sharedMemory = false;
+    }
+    const response = await this.unary('getTable', request, options);
     return fromProto(response.table);
   }
 

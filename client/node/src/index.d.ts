@@ -159,6 +159,11 @@ export interface Tensor {
   data: Float32Array | Float64Array | Uint16Array;
   /** The little-endian bytes as received. */
   bytes: Buffer;
+  /**
+   * true when table() read it from the server's shared-memory file
+   * (PosencClientOptions.sharedMemory); unset for bytes over gRPC.
+   */
+  sharedMemory?: true;
 }
 
 export interface PosencClientOptions {
@@ -168,6 +173,13 @@ export interface PosencClientOptions {
   credentials?: ChannelCredentials;
   /** Folder holding posenc/v1/posenc.proto; default the one shipped. */
   protoRoot?: string;
+  /**
+   * table() reads the table from the server's shared-memory file
+   * (posenc_server --shm_dir) when it runs on the server's host; elsewhere
+   * it gets the bytes, with no error. A file that is not the server's
+   * rejects with DATA_LOSS. See docs/shared_memory.md. Default false.
+   */
+  sharedMemory?: boolean;
 }
 
 /** Per-call options. */
@@ -229,8 +241,16 @@ export class PosencClient {
   constructor(target: string, options?: PosencClientOptions);
   /** Default deadline of each call, in ms. */
   timeoutMs: number;
+  /**
+   * Whether table() asks for shared memory: options.sharedMemory, until a
+   * path's directory cannot be opened (not the server's host).
+   */
+  sharedMemory: boolean;
   close(): void;
-  /** The whole table, shape [maxLen, d]. */
+  /**
+   * The whole table, shape [maxLen, d]; with options.sharedMemory, read from
+   * the server's shared-memory file when it can be opened.
+   */
   table(spec: TableSpec, options?: CallOptions): Promise<Tensor>;
   /** Rows at `positions` in that order (repeats allowed), shape [n, d]. */
   gather(spec: TableSpec, positions: number[],
@@ -286,6 +306,11 @@ export class PosencError extends Error {
 export function bfloat16ToNumber(bits: number): number;
 /** Exact value of IEEE binary16 bits. */
 export function float16ToNumber(bits: number): number;
+/**
+ * A float32, float16 or bfloat16 tensor's values as a Float32Array, exactly
+ * (float32's `data` itself); throws a TypeError for float64.
+ */
+export function toFloat32Array(tensor: Tensor): Float32Array;
 
 /** The metadata key of a table call's routing key: 'x-posenc-table'. */
 export const ROUTING_KEY_HEADER: 'x-posenc-table';

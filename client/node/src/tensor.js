@@ -67,4 +67,25 @@ function float16ToNumber(bits) {
   return sign * (1024 + frac) * 2 ** (exp - 25);
 }
 
-module.exports = { fromProto, bfloat16ToNumber, float16ToNumber };
+/**
+ * A float32, float16 or bfloat16 tensor's values as a Float32Array, exactly
+ * (both 16-bit types fit float32): float32's `data` itself; bfloat16 bits
+ * shifted into the upper half of each float32; float16 decoded. float64
+ * would round, so it throws.
+ */
+function toFloat32Array(tensor) {
+  const { dtype, data } = tensor;
+  if (dtype === 'float32') return data;
+  const out = new Float32Array(data.length);
+  if (dtype === 'bfloat16') {
+    const bits = new Uint32Array(out.buffer);
+    for (let k = 0; k < data.length; k++) bits[k] = data[k] << 16;
+  } else if (dtype === 'float16') {
+    for (let k = 0; k < data.length; k++) out[k] = float16ToNumber(data[k]);
+  } else {
+    throw new TypeError(`posenc: a ${dtype} tensor does not fit float32`);
+  }
+  return out;
+}
+
+module.exports = { fromProto, bfloat16ToNumber, float16ToNumber, toFloat32Array };

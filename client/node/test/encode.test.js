@@ -5,8 +5,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const test = require('node:test');
 
-const { PosencClient, PosencError, encodingWidth } = require('../src/index');
+const { PosencClient, encodingWidth } = require('../src/index');
 const { startServer } = require('./server_process');
+const { codeOf } = require('./helpers');
 const { encodingSpecToProto } = require('../src/spec');
 
 const NERF = { frequency: 'octaves', layout: 'concat_sin_cos',
@@ -58,16 +59,6 @@ test('a client sends the routing key on table calls only', () => {
     client.close();
   }
 });
-
-async function codeOf(promise) {
-  try {
-    await promise;
-    return 'OK';
-  } catch (error) {
-    assert.ok(error instanceof PosencError, String(error));
-    return `${error.codeName} ${error.details}`;
-  }
-}
 
 test('encode against a real server', { skip: !process.env.POSENC_SERVER },
   async (t) => {
