@@ -18,6 +18,10 @@
 #   2d. bench/encode_bench          Encode of 1024 timesteps at dim 320: core
 #                                   and server CPU per call (<= 1 ms), cold
 #                                   values/s vs the float32 table (>= 0.5x)
+#   2e. bench/multi_axis_cold       multi-axis RoPE Encode cold (FLUX image
+#                                   ids, a Qwen2-VL batch) vs the cold plain
+#                                   table of the same dtype, every dtype
+#                                   (>= 0.5x)
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
@@ -120,6 +124,8 @@ section "Server CPU per cold one-row GetRows, every dtype and scheme (cold_rows_
   "$BUILD/bench/cold_rows_cpu" --server="$BUILD/server/posenc_server" --calls=100
 section "Encode: CPU per call and cold values/s vs the float32 table (encode_bench)" \
   "$BUILD/bench/encode_bench" --server="$BUILD/server/posenc_server"
+section "Multi-axis RoPE Encode cold vs the plain cold table, every dtype (multi_axis_cold; >= 0.5)" \
+  "$BUILD/bench/multi_axis_cold"
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 9

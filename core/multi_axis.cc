@@ -1,6 +1,7 @@
 #include "core/multi_axis.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -138,56 +139,100 @@ absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
 
 namespace {
 
+// One run of `count` pairs at dst. The contiguous layouts copy each half
+// whole; the interleaved ones are loops on non-aliasing arrays (restrict
+// parameters), which the compiler vectorizes.
 template <typename T, Layout kLayout>
-void PlaceTyped(size_t pairs, size_t n, const uint32_t* src,
-                const uint32_t* dst, const T* sin, const T* cos, T* row) {
-  for (size_t m = 0; m < n; ++m) {
-    PlaceBits<T>(kLayout, pairs, dst[m], sin[src[m]], cos[src[m]], row);
+void PlaceRun(size_t pairs, size_t dst, size_t count, const T* __restrict sin,
+              const T* __restrict cos, T* __restrict row) {
+  const size_t bytes = count * sizeof(T);
+  switch (kLayout) {
+    case Layout::kConcatSinCos:
+      std::memcpy(row + dst, sin, bytes);
+      std::memcpy(row + pairs + dst, cos, bytes);
+      return;
+    case Layout::kConcatCosSin:
+      std::memcpy(row + dst, cos, bytes);
+      std::memcpy(row + pairs + dst, sin, bytes);
+      return;
+    case Layout::kRotateHalf:
+      std::memcpy(row + dst, cos, bytes);
+      std::memcpy(row + pairs + dst, cos, bytes);
+      std::memcpy(row + 2 * pairs + dst, sin, bytes);
+      std::memcpy(row + 3 * pairs + dst, sin, bytes);
+      return;
+    default:
+      for (size_t m = 0; m < count; ++m) {
+        PlaceBits<T>(kLayout, pairs, dst + m, sin[m], cos[m], row);
+      }
+  }
+}
+
+template <typename T, Layout kLayout>
+void PlaceTyped(size_t pairs, const PairRun* runs, size_t n, const T* sin,
+                const T* cos, T* row) {
+  for (size_t r = 0; r < n; ++r) {
+    PlaceRun<T, kLayout>(pairs, runs[r].dst, runs[r].count, sin + runs[r].src,
+                         cos + runs[r].src, row);
   }
 }
 
 template <typename T>
-void PlaceTyped(Layout layout, size_t pairs, size_t n, const uint32_t* src,
-                const uint32_t* dst, const std::byte* sin_bytes,
-                const std::byte* cos_bytes, std::byte* row_bytes) {
+void PlaceTyped(Layout layout, size_t pairs, const PairRun* runs, size_t n,
+                const std::byte* sin_bytes, const std::byte* cos_bytes,
+                std::byte* row_bytes) {
   const T* sin = reinterpret_cast<const T*>(sin_bytes);
   const T* cos = reinterpret_cast<const T*>(cos_bytes);
   T* row = reinterpret_cast<T*>(row_bytes);
   switch (layout) {
     case Layout::kInterleaved:
-      return PlaceTyped<T, Layout::kInterleaved>(pairs, n, src, dst, sin, cos,
-                                                 row);
+      return PlaceTyped<T, Layout::kInterleaved>(pairs, runs, n, sin, cos, row);
     case Layout::kConcatSinCos:
-      return PlaceTyped<T, Layout::kConcatSinCos>(pairs, n, src, dst, sin, cos,
+      return PlaceTyped<T, Layout::kConcatSinCos>(pairs, runs, n, sin, cos,
                                                   row);
     case Layout::kConcatCosSin:
-      return PlaceTyped<T, Layout::kConcatCosSin>(pairs, n, src, dst, sin, cos,
+      return PlaceTyped<T, Layout::kConcatCosSin>(pairs, runs, n, sin, cos,
                                                   row);
     case Layout::kRotateHalf:
-      return PlaceTyped<T, Layout::kRotateHalf>(pairs, n, src, dst, sin, cos,
-                                                row);
+      return PlaceTyped<T, Layout::kRotateHalf>(pairs, runs, n, sin, cos, row);
     case Layout::kInterleavedPairs:
-      return PlaceTyped<T, Layout::kInterleavedPairs>(pairs, n, src, dst, sin,
-                                                      cos, row);
+      return PlaceTyped<T, Layout::kInterleavedPairs>(pairs, runs, n, sin, cos,
+                                                      row);
     case Layout::kRotationMatrix:
-      return PlaceTyped<T, Layout::kRotationMatrix>(pairs, n, src, dst, sin,
-                                                    cos, row);
+      return PlaceTyped<T, Layout::kRotationMatrix>(pairs, runs, n, sin, cos,
+                                                    row);
   }
 }
 
 }  // namespace
 
-void PlacePairs(Layout layout, DType dtype, size_t pairs, size_t n,
-                const uint32_t* src, const uint32_t* dst, const std::byte* sin,
-                const std::byte* cos, std::byte* row) {
+std::vector<PairRun> PairRuns(const uint32_t* src, const uint32_t* dst,
+                              size_t n) {
+  std::vector<PairRun> runs;
+  for (size_t m = 0; m < n; ++m) {
+    if (!runs.empty()) {
+      PairRun& r = runs.back();
+      if (src[m] == r.src + r.count && dst[m] == r.dst + r.count) {
+        ++r.count;
+        continue;
+      }
+    }
+    runs.push_back({src[m], dst[m], 1});
+  }
+  return runs;
+}
+
+void PlaceRuns(Layout layout, DType dtype, size_t pairs, const PairRun* runs,
+               size_t n, const std::byte* sin, const std::byte* cos,
+               std::byte* row) {
   switch (dtype) {
     case DType::kFloat64:
-      return PlaceTyped<uint64_t>(layout, pairs, n, src, dst, sin, cos, row);
+      return PlaceTyped<uint64_t>(layout, pairs, runs, n, sin, cos, row);
     case DType::kFloat32:
-      return PlaceTyped<uint32_t>(layout, pairs, n, src, dst, sin, cos, row);
+      return PlaceTyped<uint32_t>(layout, pairs, runs, n, sin, cos, row);
     case DType::kFloat16:
     case DType::kBFloat16:
-      return PlaceTyped<uint16_t>(layout, pairs, n, src, dst, sin, cos, row);
+      return PlaceTyped<uint16_t>(layout, pairs, runs, n, sin, cos, row);
   }
 }
 

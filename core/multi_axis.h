@@ -121,12 +121,27 @@ inline void PlacePair(Layout layout, DType dtype, size_t pairs, size_t j,
   }
 }
 
-// Places n pairs: pair dst[m] of the row (of `pairs` pairs) takes sin
-// sin[src[m]] and cos cos[src[m]] (arrays of `dtype` bits). One dispatch
-// on layout and dtype for the whole row.
-void PlacePairs(Layout layout, DType dtype, size_t pairs, size_t n,
-                const uint32_t* src, const uint32_t* dst, const std::byte* sin,
-                const std::byte* cos, std::byte* row);
+// Pairs src, src + 1, ... of a computed row that go to pairs dst, dst + 1,
+// ... of the output row.
+struct PairRun {
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  uint32_t count = 0;
+};
+
+// The runs of the mapping pair dst[m] <- pair src[m], m < n (consecutive m
+// with both indices stepping by one merged into one run).
+std::vector<PairRun> PairRuns(const uint32_t* src, const uint32_t* dst,
+                              size_t n);
+
+// Places the runs: pair r.dst + m of the row (of `pairs` pairs) takes sin
+// sin[r.src + m] and cos cos[r.src + m] (arrays of `dtype` bits), m <
+// r.count. One dispatch on layout and dtype for the whole row; each run is
+// a contiguous loop the compiler vectorizes. `sin`, `cos` and `row` do not
+// overlap.
+void PlaceRuns(Layout layout, DType dtype, size_t pairs, const PairRun* runs,
+               size_t n, const std::byte* sin, const std::byte* cos,
+               std::byte* row);
 
 }  // namespace posenc
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -63,6 +64,17 @@ uint64_t RoundInputToBits(double x, DType dtype) {
 constexpr uint32_t kBlock = 256;  // columns per SIMD call of the 16/64 paths
 static_assert(kBlock % kMaxKernelLanes == 0);
 
+// Whether n doubles have the same bits (inline, unlike memcmp's call).
+inline bool SameBits(const double* a, const double* b, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    uint64_t x, y;
+    std::memcpy(&x, a + k, sizeof x);
+    std::memcpy(&y, b + k, sizeof y);
+    if (x != y) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 // The `slow` callback of the SIMD kernels: the per-value paths for one
@@ -73,9 +85,13 @@ struct RealSlowColumn {
   double x;
   std::byte* out;
   uint32_t base = 0;  // the kernel's column 0 is pair `base` of the segment
+  // Not null: the kernel writes this output row (the whole_ segment), so
+  // the pair goes there too, from the scratch row `out`.
+  std::byte* row = nullptr;
   static void Call(void* self, uint32_t column) {
     const auto* s = static_cast<const RealSlowColumn*>(self);
     s->plan->ComputeValue(*s->segment, s->base + column, s->x, s->out);
+    if (s->row != nullptr) s->plan->PlaceWholePair(column, s->out, s->row);
   }
 };
 
@@ -139,6 +155,49 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
       for (uint32_t i = 0; i < count; ++i) {
         src_.push_back(first + i);
         dst_.push_back(js[i]);
+      }
+    }
+    // Runs per segment (segment_runs_[k] .. [k + 1] in runs_), so that a
+    // point can place only the segments it changed.
+    size_t at = 0;
+    for (const Segment& seg : segments_) {
+      segment_runs_.push_back(static_cast<uint32_t>(runs_.size()));
+      const std::vector<PairRun> runs =
+          PairRuns(&src_[at], &dst_[at], seg.count);
+      runs_.insert(runs_.end(), runs.begin(), runs.end());
+      at += seg.count;
+    }
+    segment_runs_.push_back(static_cast<uint32_t>(runs_.size()));
+    if (spec.coordinates > 1) {
+      // Every pair in row order: the row of a point whose coordinates are
+      // equal.
+      const uint32_t first = static_cast<uint32_t>(w0_.size());
+      has_whole_ = true;
+      whole_ = {0, first, pairs_, (pairs_ + 7) / 8 * 8, first};
+      whole_run_ = {first, 0, pairs_};
+      switch (spec.layout) {
+        case Layout::kInterleaved:
+        case Layout::kConcatSinCos:
+        case Layout::kConcatCosSin:
+          direct_whole_ = true;
+          direct_layout_ = spec.layout;
+          direct_half_ = pairs_;
+          break;
+        case Layout::kRotateHalf:
+          direct_whole_ = true;
+          direct_layout_ = Layout::kConcatCosSin;
+          direct_half_ = 2 * pairs_;
+          break;
+        default:  // placed from the scratch row
+          break;
+      }
+      append_run(pairs_, [&](size_t i) -> const FrequencyWords& {
+        return set_words[pairs[i].set][pairs[i].index];
+      });
+      for (size_t i = 0; i < RoundUpToKernelLanes(pairs_); ++i) {
+        const AxisPair& p = pairs[std::min<size_t>(i, pairs_ - 1)];
+        word_set_.push_back(p.set);
+        word_index_.push_back(p.index);
       }
     }
   }
@@ -260,6 +319,10 @@ void RealEncodingPlan::ComputeGridRows(const PointGrid& grid,
 
 void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
                                    std::byte* out) const {
+  if (multi_axis_) {
+    ComputeMultiAxisRows(positions, out);
+    return;
+  }
   const size_t row_bytes = spec_.row_bytes();
   const size_t coords = spec_.coordinates;
   const size_t points = positions.size() / coords;
@@ -330,9 +393,8 @@ void RealEncodingPlan::ComputeMultiAxisGridRows(const PointGrid& grid,
       std::memcpy(scratch.data() + half_bytes + s.first * size,
                   t + s.columns * size, s.columns * size);
     }
-    PlacePairs(spec_.layout, spec_.dtype, pairs_, pairs_, src_.data(),
-               dst_.data(), scratch.data(), scratch.data() + half_bytes,
-               out + p * row_bytes);
+    PlaceRuns(spec_.layout, spec_.dtype, pairs_, runs_.data(), runs_.size(),
+              scratch.data(), scratch.data() + half_bytes, out + p * row_bytes);
     prev = index;
     for (size_t c = coords; c-- > 0;) {  // row-major: the last axis fastest
       if (++index[c] < grid.count[c]) break;
@@ -363,8 +425,8 @@ void RealEncodingPlan::ComputeRowInto(const double* point, const double* prev,
       }
       ComputeSegment(s, *x, scratch);
     }
-    PlacePairs(spec_.layout, dtype, pairs_, pairs_, src_.data(), dst_.data(),
-               scratch, scratch + size_t{compute_pairs_} * size, row);
+    PlaceRuns(spec_.layout, dtype, pairs_, runs_.data(), runs_.size(), scratch,
+              scratch + size_t{compute_pairs_} * size, row);
     return;
   }
   for (const Segment& s : segments_) {
@@ -518,6 +580,311 @@ void RealEncodingPlan::ComputeValue(const Segment& s, uint32_t i, double x,
   ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(spec_, i, f); }, x,
                         dtype, &sb, &cb);
   StorePair(k, sb, cb, out);
+}
+
+// The per-call state of multi-axis ComputeRows. Arrays indexed by word hold
+// each segment's values at its own words; the table's row j at
+// [j * words + w]. Segment k's scratch values are those of `current[k]`
+// when `has_current[k]`.
+struct RealEncodingPlan::AngleState {
+  AngleState(const RealEncodingPlan& plan, size_t segments)
+      : words(plan.w0_.size()),
+        step(plan.max_abs_position_ >= kAngleStep - 1 ? kAngleStep : 0),
+        f64(plan.spec_.dtype == DType::kFloat64),
+        f16(plan.spec_.dtype == DType::kFloat16 ||
+            plan.spec_.dtype == DType::kBFloat16),
+        anchor(segments, 0),
+        has_anchor(segments, 0),
+        current(segments, 0),
+        has_current(segments, 0),
+        s0(words),
+        c0(words),
+        s0_lo(f64 ? words : 0),
+        c0_lo(f64 ? words : 0),
+        s0_f(f16 ? words : 0),
+        c0_f(f16 ? words : 0),
+        risky(words),
+        built(segments * step, 0) {}
+
+  const size_t words;
+  // Table rows j < step; 0 when some j * F could exceed 2^24 (|position|
+  // limit below kAngleStep - 1) or no SIMD target: every segment direct.
+  uint32_t step;
+  const bool f64, f16;
+  std::vector<double> anchor;  // the anchor's coordinate, per segment
+  std::vector<uint8_t> has_anchor;
+  std::vector<uint64_t> current;  // bits of the scratch row's coordinate
+  std::vector<uint8_t> has_current;
+  // Anchors: sin/cos(x0 F) (float64: double-double, NaN high word where
+  // risky; 16-bit: also rounded to float32 for the float32-lane kernel).
+  std::vector<double> s0, c0, s0_lo, c0_lo;
+  std::vector<float> s0_f, c0_f;
+  std::vector<uint8_t> risky;
+  // The table, allocated on first use (left uninitialised: a row is
+  // written before it is read); built[k * step + j]: segment k's words of
+  // row j.
+  std::unique_ptr<double[]> sj, cj, sj_lo, cj_lo;
+  std::unique_ptr<float[]> sj_f, cj_f;
+  std::vector<uint8_t> built;
+};
+
+void RealEncodingPlan::ComputeMultiAxisRows(absl::Span<const double> positions,
+                                            std::byte* out) const {
+  const size_t row_bytes = spec_.row_bytes();
+  const size_t coords = spec_.coordinates;
+  const size_t points = positions.size() / coords;
+  const size_t half_bytes = size_t{compute_pairs_} * DTypeSize(spec_.dtype);
+  std::vector<std::byte> scratch(2 * half_bytes);
+  AngleState st(*this, segments_.size() + 1);
+  // Whether the previous row holds every segment's current values (the
+  // scratch row's): then a point copies it and places only the segments it
+  // changed (an image token: its width id).
+  bool previous_holds_segments = false;
+  for (size_t p = 0; p < points; ++p) {
+    const double* point = positions.data() + p * coords;
+    std::byte* row = out + p * row_bytes;
+    // A batch often repeats its point: the same bits give the same row.
+    if (p > 0 && SameBits(point - coords, point, coords)) {
+      std::memcpy(row, row - row_bytes, row_bytes);
+      continue;
+    }
+    bool whole = has_whole_;
+    for (size_t c = 1; whole && c < coords; ++c) {
+      whole = SameBits(point, point + c, 1);
+    }
+    if (whole) {
+      previous_holds_segments = false;
+      if (ComputeSegmentAt(whole_, segments_.size(), point[0], st,
+                           scratch.data(),
+                           direct_whole_ ? row : nullptr) != Wrote::kRow) {
+        PlaceRuns(spec_.layout, spec_.dtype, pairs_, &whole_run_, 1,
+                  scratch.data(), scratch.data() + half_bytes, row);
+      } else if (spec_.layout == Layout::kRotateHalf) {
+        // The kernel wrote cos at [0, K) and sin at [2K, 3K): the copies.
+        const size_t half_row = size_t{pairs_} * DTypeSize(spec_.dtype);
+        std::memcpy(row + half_row, row, half_row);
+        std::memcpy(row + 3 * half_row, row + 2 * half_row, half_row);
+      }
+      continue;
+    }
+    if (previous_holds_segments) std::memcpy(row, row - row_bytes, row_bytes);
+    for (size_t k = 0; k < segments_.size(); ++k) {
+      const Segment& s = segments_[k];
+      const Wrote wrote = ComputeSegmentAt(s, k, point[s.coordinate], st,
+                                           scratch.data(), nullptr);
+      if (previous_holds_segments && wrote == Wrote::kScratch) {
+        PlaceRuns(spec_.layout, spec_.dtype, pairs_, &runs_[segment_runs_[k]],
+                  segment_runs_[k + 1] - segment_runs_[k], scratch.data(),
+                  scratch.data() + half_bytes, row);
+      }
+    }
+    if (!previous_holds_segments) {
+      PlaceRuns(spec_.layout, spec_.dtype, pairs_, runs_.data(), runs_.size(),
+                scratch.data(), scratch.data() + half_bytes, row);
+    }
+    previous_holds_segments = true;
+  }
+}
+
+RealEncodingPlan::Wrote RealEncodingPlan::ComputeSegmentAt(
+    const Segment& s, size_t k, double x, AngleState& st, std::byte* scratch,
+    std::byte* row) const {
+  if (row == nullptr) {
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    if (st.has_current[k] && st.current[k] == bits) return Wrote::kNothing;
+    st.has_current[k] = 1;
+    st.current[k] = bits;
+  }
+  if (x != 0 && st.step != 0 && st.has_anchor[k]) {
+    // x = x0 + j exactly, j an integer in [0, step): angle addition.
+    const double x0 = st.anchor[k];
+    const double j = x - x0;
+    double sum, err;
+    TwoSum(x0, j, sum, err);
+    if (j >= 0 && j < st.step && j == std::floor(j) && sum == x && err == 0 &&
+        RoundFromAnchor(s, k, static_cast<uint32_t>(j), x, st, scratch, row)) {
+      return row != nullptr ? Wrote::kRow : Wrote::kScratch;
+    }
+  }
+  // Computed directly, as the anchor of the points that follow.
+  if (x != 0 && st.step != 0 && SetAnchor(s, k, x, st) &&
+      RoundFromAnchor(s, k, 0, x, st, scratch, row)) {
+    return row != nullptr ? Wrote::kRow : Wrote::kScratch;
+  }
+  // sin(+-0) = +0 and cos(0) = 1 exactly; without a SIMD target (st.step
+  // stays 0), every value by ComputeSegment's paths.
+  if (x == 0 && st.step != 0) {
+    SetAnchor(s, k, 0, st);
+  } else {
+    st.step = 0;
+  }
+  ComputeSegment(s, x, scratch);
+  return Wrote::kScratch;
+}
+
+void RealEncodingPlan::PlaceWholePair(uint32_t i, const std::byte* scratch,
+                                      std::byte* row) const {
+  const DType dtype = spec_.dtype;
+  const size_t size = DTypeSize(dtype);
+  const size_t k = size_t{whole_.first} + i;
+  uint64_t sin_bits = 0, cos_bits = 0;
+  std::memcpy(&sin_bits, scratch + k * size, size);
+  std::memcpy(&cos_bits, scratch + (compute_pairs_ + k) * size, size);
+  PlacePair(spec_.layout, dtype, pairs_, i, sin_bits, cos_bits, row);
+}
+
+void RealEncodingPlan::AccurateSinCos(size_t w, double x, double* s,
+                                      double* c) const {
+  // Without `risky` the double-double value is within 2^-98 relative; with
+  // it, within 2^-128 absolute + 2^-98 relative, which is 2^-67 relative
+  // from 2^-60 up. hi adds 2^-53.
+  const DoubleDoubleSinCos v = DoubleDoubleSinCosOf(x, freq_[w]);
+  constexpr double kTiny = 0x1p-60;
+  if (!v.risky ||
+      (std::fabs(v.sin.hi) >= kTiny && std::fabs(v.cos.hi) >= kTiny)) {
+    *s = v.sin.hi;
+    *c = v.cos.hi;
+    return;
+  }
+  uint64_t sb, cb;
+  const RealEncodingSpec& set = sets_[word_set_[w]];
+  const uint32_t index = word_index_[w];
+  ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(set, index, f); },
+                        x, DType::kFloat64, &sb, &cb);
+  std::memcpy(s, &sb, sizeof sb);
+  std::memcpy(c, &cb, sizeof cb);
+}
+
+bool RealEncodingPlan::SetAnchor(const Segment& s, size_t k, double x,
+                                 AngleState& st) const {
+  const size_t w = s.words, padded = RoundUpToKernelLanes(s.count);
+  if (x == 0) {  // exactly 0 and 1
+    std::fill_n(&st.s0[w], padded, 0.0);
+    std::fill_n(&st.c0[w], padded, 1.0);
+    if (st.f64) {
+      std::fill_n(&st.s0_lo[w], padded, 0.0);
+      std::fill_n(&st.c0_lo[w], padded, 0.0);
+    }
+  } else if (st.f64) {
+    if (!DdSinCosColumnsSimd(&w0_[w], &w1_[w], &w2_[w], s.count, x, &st.s0[w],
+                             &st.s0_lo[w], &st.c0[w], &st.c0_lo[w])) {
+      return false;
+    }
+  } else {
+    if (!SinCosColumnsSimd(&w0_[w], &w1_[w], s.count, x, &st.s0[w], &st.c0[w],
+                           &st.risky[w])) {
+      return false;
+    }
+    for (uint32_t i = 0; i < s.count; ++i) {
+      if (st.risky[w + i])
+        AccurateSinCos(w + i, x, &st.s0[w + i], &st.c0[w + i]);
+    }
+  }
+  if (st.f16) {
+    std::copy_n(&st.s0[w], padded, &st.s0_f[w]);
+    std::copy_n(&st.c0[w], padded, &st.c0_f[w]);
+  }
+  st.anchor[k] = x;
+  st.has_anchor[k] = 1;
+  return true;
+}
+
+bool RealEncodingPlan::EnsureTableRow(const Segment& s, size_t k, uint32_t j,
+                                      AngleState& st) const {
+  uint8_t& built = st.built[k * st.step + j];
+  if (built) return true;
+  const size_t size = size_t{st.step} * st.words;
+  if (st.sj == nullptr) {
+    st.sj.reset(new double[size]);
+    st.cj.reset(new double[size]);
+    if (st.f64) {
+      st.sj_lo.reset(new double[size]);
+      st.cj_lo.reset(new double[size]);
+    }
+    if (st.f16) {
+      st.sj_f.reset(new float[size]);
+      st.cj_f.reset(new float[size]);
+    }
+  }
+  const size_t w = s.words, at = size_t{j} * st.words + w;
+  const size_t padded = RoundUpToKernelLanes(s.count);
+  const double pos = j;
+  if (st.f64) {
+    if (!DdSinCosColumnsSimd(&w0_[w], &w1_[w], &w2_[w], s.count, pos,
+                             &st.sj[at], &st.sj_lo[at], &st.cj[at],
+                             &st.cj_lo[at])) {
+      return false;
+    }
+  } else {
+    if (!SinCosColumnsSimd(&w0_[w], &w1_[w], s.count, pos, &st.sj[at],
+                           &st.cj[at], &st.risky[w])) {
+      return false;
+    }
+    for (uint32_t i = 0; i < s.count; ++i) {
+      if (st.risky[w + i]) {
+        AccurateSinCos(w + i, pos, &st.sj[at + i], &st.cj[at + i]);
+      }
+    }
+    if (st.f16) {
+      std::copy_n(&st.sj[at], padded, &st.sj_f[at]);
+      std::copy_n(&st.cj[at], padded, &st.cj_f[at]);
+    }
+  }
+  built = 1;
+  return true;
+}
+
+bool RealEncodingPlan::RoundFromAnchor(const Segment& s, size_t k, uint32_t j,
+                                       double x, AngleState& st,
+                                       std::byte* scratch,
+                                       std::byte* row) const {
+  if (j != 0 && !EnsureTableRow(s, k, j, st)) return false;
+  const size_t w = s.words, at = size_t{j} * st.words + w;
+  RealSlowColumn ctx{this, &s, x, scratch};
+  ctx.row = row;
+  // The scratch row (computation order, kConcatSinCos), or the output row
+  // (whole_ only: pair i of the segment is pair i of the row).
+  const size_t size = DTypeSize(spec_.dtype);
+  std::byte* out = row != nullptr ? row : scratch + size_t{s.first} * size;
+  const Layout layout = row != nullptr ? direct_layout_ : Layout::kConcatSinCos;
+  const uint32_t half = row != nullptr ? direct_half_ : compute_pairs_;
+  switch (spec_.dtype) {
+    case DType::kFloat32:
+      return Float32RowFromAnchorSimd(
+          &st.s0[w], &st.c0[w], j == 0 ? nullptr : &st.sj[at],
+          j == 0 ? &st.c0[w] : &st.cj[at], s.count, half, layout,
+          reinterpret_cast<float*>(out),
+          /*stream=*/false, RealSlowColumn::Call, &ctx);
+    case DType::kFloat64: {
+      DdArrays a{&st.s0[w], &st.s0_lo[w], &st.c0[w], &st.c0_lo[w],
+                 nullptr,   nullptr,      nullptr,   nullptr};
+      if (j != 0) {
+        a.sj_hi = &st.sj[at];
+        a.sj_lo = &st.sj_lo[at];
+        a.cj_hi = &st.cj[at];
+        a.cj_lo = &st.cj_lo[at];
+      }
+      return Float64RowFromAnchorSimd(
+          a, s.count, half, layout, reinterpret_cast<double*>(out),
+          /*stream=*/false, RealSlowColumn::Call, &ctx);
+    }
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const bool bf16 = spec_.dtype == DType::kBFloat16;
+      uint16_t* out16 = reinterpret_cast<uint16_t*>(out);
+      if (j == 0) {
+        return Half16RowFromAnchorSimd(&st.s0[w], &st.c0[w], nullptr, &st.c0[w],
+                                       s.count, half, layout, bf16, out16,
+                                       RealSlowColumn::Call, &ctx);
+      }
+      const Half16Arrays a{&st.s0_f[w], &st.c0_f[w], &st.sj_f[at], &st.cj_f[at],
+                           &st.s0[w],   &st.c0[w],   &st.sj[at],   &st.cj[at]};
+      return Half16RowFromAnchorF32Simd(a, s.count, half, layout, bf16, out16,
+                                        RealSlowColumn::Call, &ctx);
+    }
+  }
+  return false;
 }
 
 }  // namespace posenc

@@ -17,6 +17,16 @@
 // the pairs of coordinate c wherever they sit in the row, computed into a
 // scratch row in segment order, then placed by the layout).
 //
+// Multi-axis ComputeRows also runs angle addition along runs of points
+// (core/angle_addition.h, the table kernels' identity and bounds): a
+// segment whose coordinate is x0 + j, 0 <= j < kAngleStep, exactly, with x0
+// the segment's anchor (the last coordinate it computed directly), takes
+// sin/cos(x F) = sin(x0 F) cos(j F) + cos(x0 F) sin(j F) from the anchor's
+// sin/cos and a per-call table of sin/cos(j F) built row by row as the
+// points need them. A point whose coordinates are all equal (a text token's
+// (p, p, p)) is one segment of every pair in row order: a plain RoPE row.
+// The image tokens of a grid step their width coordinate by one.
+//
 // Construction costs O(half) MPFR products at 256 bits (~20 us for 160
 // frequencies). Immutable after construction: ComputeRows is thread-safe.
 #ifndef POSENC_CORE_REAL_ENCODING_PLAN_H_
@@ -31,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/exact_frequency.h"
+#include "core/multi_axis.h"
 #include "core/point_grid.h"
 #include "core/real_encoding_spec.h"
 
@@ -74,6 +85,10 @@ class RealEncodingPlan {
   // One point's row (coordinates values at `point`).
   void ComputeRow(const double* point, std::byte* row) const;
 
+  // Largest j + 1 of the angle-addition runs of multi-axis ComputeRows:
+  // anchors and the sin/cos(j F) table rows are each one direct row.
+  static constexpr uint32_t kAngleStep = 64;
+
  private:
   // The pairs rotating by one coordinate.
   struct Segment {
@@ -97,6 +112,38 @@ class RealEncodingPlan {
   void ComputeRowInto(const double* point, const double* prev, std::byte* row,
                       std::byte* scratch) const;
   void ComputeSegment(const Segment& s, double x, std::byte* out) const;
+  // Multi-axis ComputeRows: the per-call anchors and sin/cos(j F) table,
+  // and the segment computations that use them (k: the segment's index,
+  // segments_.size() for whole_).
+  struct AngleState;
+  void ComputeMultiAxisRows(absl::Span<const double> positions,
+                            std::byte* out) const;
+  // Segment k's values at x, into the scratch row (row null; nothing when
+  // it holds them already), or for whole_ straight into the output row in
+  // direct_layout_ when `row` is set (else into the scratch row, to be
+  // placed).
+  enum class Wrote { kNothing, kScratch, kRow };
+  Wrote ComputeSegmentAt(const Segment& s, size_t k, double x, AngleState& st,
+                         std::byte* scratch, std::byte* row) const;
+  // sin/cos(x F) of the segment's words into the state's anchor arrays,
+  // each within kFastRelError (float64: double-double, NaN where risky);
+  // false if no SIMD target.
+  bool SetAnchor(const Segment& s, size_t k, double x, AngleState& st) const;
+  // Row j of the table for the segment's words (built once per call).
+  bool EnsureTableRow(const Segment& s, size_t k, uint32_t j,
+                      AngleState& st) const;
+  // Rounds the anchor (j = 0) or the angle-addition row j (x != 0) into
+  // the scratch row, or into `row` as ComputeSegmentAt; false if no SIMD
+  // target.
+  bool RoundFromAnchor(const Segment& s, size_t k, uint32_t j, double x,
+                       AngleState& st, std::byte* scratch,
+                       std::byte* row) const;
+  // Places pair i of whole_ from the scratch row into the output row.
+  void PlaceWholePair(uint32_t i, const std::byte* scratch,
+                      std::byte* row) const;
+  // sin/cos(x F_w) in double within 2^-52 relative: the double-double
+  // path's high words, MPFR (correctly rounded) where that bound fails.
+  void AccurateSinCos(size_t w, double x, double* s, double* c) const;
   // ComputeGridRows of a multi-axis spec (points: the grid's count).
   void ComputeMultiAxisGridRows(const PointGrid& grid, uint64_t points,
                                 std::byte* out) const;
@@ -135,6 +182,20 @@ class RealEncodingPlan {
   std::vector<RealEncodingSpec> sets_;
   std::vector<uint32_t> word_set_, word_index_;
   std::vector<uint32_t> src_, dst_;
+  // Multi-axis: src_/dst_ as runs; with 2+ coordinates, the segment of
+  // every pair in row order (its words after the coordinates' segments,
+  // for points whose coordinates are all equal) and its one run.
+  std::vector<PairRun> runs_;
+  std::vector<uint32_t> segment_runs_;  // segment k's: [k] .. [k + 1]
+  bool has_whole_ = false;
+  Segment whole_;
+  PairRun whole_run_;
+  // Whether the kernels write whole_ straight into the output row: in
+  // direct_layout_ with direct_half_ (the layouts the kernels know, and
+  // rotate_half as concat_cos_sin of half 2K, its copies made after).
+  bool direct_whole_ = false;
+  Layout direct_layout_ = Layout::kConcatSinCos;
+  uint32_t direct_half_ = 0;
 };
 
 }  // namespace posenc

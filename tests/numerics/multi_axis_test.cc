@@ -6,6 +6,7 @@
 // (the seed printed; POSENC_SEED replays it). Plus the validation rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -302,6 +303,202 @@ TEST(MultiAxisTest, GridRows_SameBitsAsTuplesAndMpfr) {
         CheckRows(spec, ids, stats);
       }
     }
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+// Multi-axis ComputeRows runs angle addition from a segment's anchor (the
+// last coordinate it computed directly) to coordinates x0 + j, j an integer
+// below RealEncodingPlan::kAngleStep, and computes a point whose
+// coordinates are all equal as one row-order segment. Three small specs
+// (so that every layout x dtype stays cheap to check) with the edges.
+RealEncodingSpec SmallSections() {
+  RealEncodingSpec s;
+  s.dim = 32;
+  s.max_period = 1000000;
+  s.mrope_section = {3, 5, 8};
+  s.coordinates = 3;
+  return s;
+}
+
+RealEncodingSpec SmallInterleaved() {
+  RealEncodingSpec s = SmallSections();
+  s.mrope_section = {4, 6, 6};
+  s.mrope_interleaved = true;
+  return s;
+}
+
+RealEncodingSpec SmallAxes() {
+  RealEncodingSpec s;
+  s.axes_dim = {6, 10, 16};
+  s.coordinates = 3;
+  return s;
+}
+
+// Ids (3 coordinates) at the edges of the runs; `limit` is the plan's
+// max_abs_position().
+std::vector<double> RunEdgeIds(double limit) {
+  constexpr uint32_t kStep = RealEncodingPlan::kAngleStep;
+  std::vector<double> ids;
+  const auto add = [&](double t, double h, double w) {
+    ids.insert(ids.end(), {t, h, w});
+  };
+  const auto all = [&](double x) { add(x, x, x); };
+  // A long text run from 0 (x = 0 exactly, then j = 1 .. kStep - 1 from
+  // it), past kStep (a new anchor) and on.
+  for (uint32_t p = 0; p < kStep + 6; ++p) all(p);
+  // Runs of one; j = kStep - 1 exactly, then kStep (a new anchor), then
+  // backwards (a new anchor).
+  all(1000);
+  all(1000 + kStep - 1);
+  all(1000 + 2 * kStep - 1);
+  all(1000 + 3 * kStep - 1);
+  all(1000);
+  all(1000);  // the same point again
+  // An image after text: t fixed, h by rows, w back to its anchor (j = 0)
+  // at each row.
+  for (int h = 0; h < 3; ++h) {
+    for (int w = 0; w < 5; ++w) add(1200, 1200 + h, 1200 + w);
+  }
+  // Text after the image: every section's anchor is 1200, j = 5 .. 8.
+  for (int p = 1205; p < 1209; ++p) all(p);
+  // Whole rows and sections alternating; one section crossing another's
+  // value.
+  add(75, 75, 76);
+  all(76);
+  add(76, 77, 76);
+  all(77);
+  add(77, 77, 78);
+  add(78, 77, 77);
+  all(78);
+  // Fractional anchors: exact integer steps (x.5), and steps that are not
+  // exact in double (0.1 + 1 rounds): either way the bits must be exact.
+  for (double x : {0.5, 1.5, 2.5, 63.5, 64.5, 0.1, 1.1, 2.1, 3.1}) all(x);
+  // Negative runs crossing zero, whole and per section.
+  for (int p = -3; p <= 3; ++p) all(p);
+  for (int p = -3; p <= 3; ++p) add(0, p, p - 1);
+  // Near a zero crossing of frequency 1 (355 - 113 pi = 3e-5) along a run.
+  for (int p = 352; p <= 358; ++p) all(p);
+  for (int p = 352; p <= 358; ++p) add(1, 2, p);
+  // Up to the largest allowed position.
+  const double top = std::floor(std::min(limit, 1e7));
+  for (int k = 6; k >= 0; --k) all(top - k);
+  for (int k = 6; k >= 0; --k) add(top, -top, top - k);
+  return ids;
+}
+
+TEST(MultiAxisTest, AngleAdditionRunEdges_EveryLayoutAndDtypeMatchMpfr) {
+  CheckStats stats;
+  for (const RealEncodingSpec& base :
+       {SmallSections(), SmallInterleaved(), SmallAxes(), Qwen2Vl()}) {
+    for (DType dtype : kDTypes) {
+      for (Layout layout : kLayouts) {
+        RealEncodingSpec spec = base;
+        spec.dtype = dtype;
+        spec.layout = layout;
+        absl::StatusOr<RealEncodingPlan> plan =
+            RealEncodingPlan::Create(spec, {});
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        CheckRows(spec, RunEdgeIds(plan->max_abs_position()), stats);
+        if (base.dim == 128) break;  // Qwen2-VL itself: one layout per dtype
+      }
+    }
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+TEST(MultiAxisTest, AnchorsNearZeroCrossings_MatchMpfr) {
+  // Anchors x0 = RN(m pi / f): sin(x0 f) is within 2^-40 of 0, where the
+  // fast path is risky (its error is absolute there, far above 2^-47
+  // relative) and the anchor must take the double-double or MPFR value
+  // before its own row is rounded with relative slack; then x0 + 1 from
+  // it. Whole rows and one section at a time; the dtypes whose rounding
+  // the fast path decides.
+  CheckStats stats;
+  RealEncodingSpec base;
+  base.dim = 8;
+  base.max_period = 1000000;
+  base.mrope_section = {1, 1, 2};
+  base.coordinates = 3;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    for (Layout layout : {Layout::kConcatSinCos, Layout::kRotationMatrix}) {
+      RealEncodingSpec spec = base;
+      spec.dtype = dtype;
+      spec.layout = layout;
+      std::vector<double> ids;
+      for (int i = 0; i < 4; ++i) {
+        const double f = std::pow(1e6, -2.0 * i / 8);
+        for (int m = 1; m <= 150; ++m) {
+          const double x0 = m * M_PI / f;
+          ids.insert(ids.end(), {x0, x0, x0, x0 + 1, x0 + 1, x0 + 1});
+          ids.insert(ids.end(), {x0, x0, 1, x0 + 1, x0 + 1, 1});
+          ids.insert(ids.end(), {1, 1, x0, 1, 1, x0 + 1});
+        }
+      }
+      CheckRows(spec, ids, stats);
+    }
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
+TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
+  // Random specs, and points as runs: a start (integer, half-integer or
+  // any real, either sign), a length (1, around kAngleStep, or random), and
+  // which coordinates step (all together as text, one as an image row, or
+  // each by its own step of 0, 1 or 2).
+  const uint64_t seed = ::posenc::testing::FreshSeed();
+  std::printf("[numerics] multi-axis RoPE runs: POSENC_SEED=%llu\n",
+              static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  constexpr uint32_t kStep = RealEncodingPlan::kAngleStep;
+  CheckStats stats;
+  for (int n = 0; n < 24; ++n) {
+    const RealEncodingSpec spec = RandomSpec(rng);
+    absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
+    ASSERT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
+    const double limit = plan->max_abs_position();
+    const uint32_t coords = spec.coordinates;
+    std::vector<double> points;
+    while (points.size() < 100 * coords) {
+      const double bound = std::min(limit, 100000.0);
+      double start;
+      switch (rng() % 3) {
+        case 0:
+          start = std::floor(u(rng) * bound);
+          break;
+        case 1:
+          start = std::floor(u(rng) * bound) + 0.5;
+          break;
+        default:
+          start = u(rng) * bound;
+      }
+      if (rng() % 4 == 0) start = -start;
+      uint32_t length;
+      switch (rng() % 4) {
+        case 0:
+          length = 1;
+          break;
+        case 1:
+          length = kStep - 1 + rng() % 3;
+          break;
+        default:
+          length = 1 + rng() % 40;
+      }
+      const uint32_t mode = rng() % 3;
+      const uint32_t axis = rng() % coords;
+      std::vector<uint32_t> steps(coords);
+      for (uint32_t& s : steps) s = rng() % 3;
+      for (uint32_t k = 0; k < length; ++k) {
+        for (uint32_t c = 0; c < coords; ++c) {
+          double x = start;
+          if (mode == 0 || (mode == 1 && c == axis)) x += k;
+          if (mode == 2) x += static_cast<double>(steps[c]) * k + c;
+          points.push_back(std::clamp(x, -limit, limit));
+        }
+      }
+    }
+    CheckRows(spec, points, stats);
   }
   ::posenc::testing::ReportChecked(stats);
 }
