@@ -77,6 +77,11 @@ constexpr char kUsage[] =
     "(default: none)\n"
     "  --tls-server-name NAME   name the server's certificate must have "
     "(default: the target's host)\n"
+    "table only:\n"
+    "  --shared-memory          map the table from the server's --shm_dir "
+    "(same host;\n"
+    "                           falls back to the bytes; says which on "
+    "stderr)\n"
     "table, rows, gather and plot (the table spec):\n"
     "  --d N                    model dimension (required)\n"
     "  --max-len N              table length (required)\n"
@@ -234,6 +239,13 @@ const std::vector<std::string> kEncodeOptions = {"positions",
 const std::vector<std::string> kEncodeSwitches = {
     "pad-odd-dim", "include-input", "mrope-interleaved"};
 
+// Options that take no value.
+std::vector<std::string> Switches() {
+  std::vector<std::string> switches = kEncodeSwitches;
+  switches.push_back("shared-memory");
+  return switches;
+}
+
 std::vector<std::string> Allowed(const std::string& command) {
   std::vector<std::string> allowed = kCommon;
   if (command == "table" || command == "rows" || command == "gather" ||
@@ -245,6 +257,7 @@ std::vector<std::string> Allowed(const std::string& command) {
     allowed.insert(allowed.end(), {"start", "end", "rows-per-batch"});
   }
   if (command == "gather") allowed.push_back("positions");
+  if (command == "table") allowed.push_back("shared-memory");
   if (command == "encode") {
     allowed.insert(allowed.end(), kEncodeOptions.begin(), kEncodeOptions.end());
     allowed.insert(allowed.end(), kEncodeSwitches.begin(),
@@ -457,7 +470,7 @@ int Run(int argc, char** argv) {
         absl::StrCat("unknown command '", command, "'")));
   }
   absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argc, argv, Allowed(command), kEncodeSwitches);
+      CliArgs::Parse(argc, argv, Allowed(command), Switches());
   if (!args.ok()) return Usage(args.status());
   absl::StatusOr<double> timeout = args->GetDouble("timeout", 30);
   if (!timeout.ok()) return Usage(timeout.status());
@@ -474,6 +487,7 @@ int Run(int argc, char** argv) {
     options.credentials = *credentials;
   }
   options.tls_server_name = args->GetString("tls-server-name", "");
+  options.shared_memory = args->Has("shared-memory");
   PosencClient client(options);
 
   if (command == "health") {
@@ -510,8 +524,16 @@ int Run(int argc, char** argv) {
   const std::string output = args->GetString("output", "");
 
   if (command == "table") {
-    absl::StatusOr<Tensor> table = client.GetTable(*spec);
+    std::string bytes_because;
+    absl::StatusOr<Tensor> table = client.GetTable(*spec, &bytes_because);
     if (!table.ok()) return Fail(table.status());
+    if (table->mapping != nullptr) {
+      std::cerr << "shared memory: mapped " << table->mapping->path() << " ("
+                << table->bytes().size() << " bytes, xxh64 verified)\n";
+    } else if (options.shared_memory) {
+      std::cerr << "shared memory: not available (" << bytes_because
+                << "), received the bytes\n";
+    }
     absl::Status s = WriteTensor(output, spec->dtype, spec->width(), *table);
     return s.ok() ? 0 : Fail(s);
   }

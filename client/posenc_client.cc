@@ -83,15 +83,53 @@ void PosencClient::Prepare(grpc::ClientContext* context,
   }
 }
 
-absl::StatusOr<Tensor> PosencClient::GetTable(const TableSpec& spec) {
+absl::StatusOr<v1::GetTableResponse> PosencClient::CallGetTable(
+    const TableSpec& spec, bool shared_memory) {
   v1::GetTableRequest request;
   *request.mutable_spec() = SpecToProto(spec);
+  request.set_accept_shared_memory(shared_memory);
   v1::GetTableResponse response;
   grpc::ClientContext context;
   Prepare(&context, &request.spec());
   grpc::Status status = stub_->GetTable(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
-  return TakeTensor(response.mutable_table());
+  return response;
+}
+
+absl::StatusOr<Tensor> PosencClient::GetTable(const TableSpec& spec,
+                                              std::string* bytes_because) {
+  std::string because_storage;
+  std::string& because = bytes_because ? *bytes_because : because_storage;
+  because.clear();
+  bool shared_memory = options_.shared_memory;
+  if (shared_memory && shm_unreachable_.load(std::memory_order_relaxed)) {
+    because = "its directory could not be opened before";
+    shared_memory = false;
+  }
+  absl::StatusOr<v1::GetTableResponse> response =
+      CallGetTable(spec, shared_memory);
+  if (!response.ok()) return response.status();
+  if (!response->has_shared_memory()) {
+    if (shared_memory) {
+      because =
+          "the server answered with the bytes (no --shm_dir, or the table is "
+          "not cached there)";
+    }
+    return TakeTensor(response->mutable_table());
+  }
+  absl::StatusOr<Tensor> mapped = MapTensor(response->shared_memory());
+  if (mapped.ok() || !(absl::IsUnavailable(mapped.status()) ||
+                       absl::IsFailedPrecondition(mapped.status()))) {
+    return mapped;  // mapped, or DATA_LOSS / INTERNAL: never silent data
+  }
+  // The file cannot be opened here: the bytes instead.
+  if (absl::IsFailedPrecondition(mapped.status())) {
+    shm_unreachable_.store(true, std::memory_order_relaxed);
+  }
+  because = std::string(mapped.status().message());
+  response = CallGetTable(spec, /*shared_memory=*/false);
+  if (!response.ok()) return response.status();
+  return TakeTensor(response->mutable_table());
 }
 
 template <typename Response>

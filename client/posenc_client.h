@@ -13,6 +13,7 @@
 #include <grpcpp/channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -65,13 +66,24 @@ class PosencClient {
     // every table call, so a proxy can route each table family to one
     // replica. Off only to test a proxy's fallback for clients without it.
     bool send_routing_key = true;
+    // GetTable asks for the table as a file of the server's shared-memory
+    // directory and maps it (docs/shared_memory.md): same host only. When
+    // the file cannot be opened, the bytes come over gRPC instead, with no
+    // error; after the directory itself could not be opened once, this
+    // client stops asking.
+    bool shared_memory = false;
   };
 
   explicit PosencClient(Options options);
 
   // The whole table in one message (RESOURCE_EXHAUSTED past the server's
-  // --max_message_bytes: use StreamBatches).
-  absl::StatusOr<Tensor> GetTable(const TableSpec& spec);
+  // --max_message_bytes: use StreamBatches). With Options::shared_memory the
+  // tensor may instead be a checked mapping of the server's file
+  // (tensor.mapping set); DATA_LOSS when the file is not what the server
+  // described. When the bytes came although shared memory was asked for,
+  // `bytes_because` (if given) says why; else it is cleared.
+  absl::StatusOr<Tensor> GetTable(const TableSpec& spec,
+                                  std::string* bytes_because = nullptr);
 
   // Called once per received message with its first position and rows.
   // Returning non-OK cancels the stream and becomes the call's result.
@@ -135,7 +147,13 @@ class PosencClient {
                           grpc::ClientReader<Response>& reader,
                           const RowsCallback& callback);
 
+  // GetTable with or without accept_shared_memory.
+  absl::StatusOr<v1::GetTableResponse> CallGetTable(const TableSpec& spec,
+                                                    bool shared_memory);
+
   const Options options_;
+  // The shared-memory directory could not be opened: not the server's host.
+  std::atomic<bool> shm_unreachable_{false};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::PositionalEncoding::Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;

@@ -64,4 +64,27 @@ absl::StatusOr<Tensor> TakeTensor(v1::Tensor* proto) {
   return tensor;
 }
 
+absl::StatusOr<Tensor> MapTensor(const v1::SharedMemoryTensor& answer) {
+  Tensor tensor;
+  absl::StatusOr<DType> dtype = DTypeFromProto(answer.dtype());
+  if (!dtype.ok() || answer.dtype() == v1::DTYPE_UNSPECIFIED) {
+    return absl::InternalError(absl::StrCat("shared memory tensor has dtype ",
+                                            static_cast<int>(answer.dtype())));
+  }
+  tensor.dtype = *dtype;
+  tensor.shape.assign(answer.shape().begin(), answer.shape().end());
+  uint64_t elements = 1;
+  for (uint32_t dim : tensor.shape) elements *= dim;
+  if (elements * DTypeSize(tensor.dtype) != answer.size_bytes()) {
+    return absl::InternalError(absl::StrCat(
+        "shared memory tensor has ", answer.size_bytes(), " bytes for ",
+        elements, " elements of ", DTypeName(tensor.dtype)));
+  }
+  absl::StatusOr<std::shared_ptr<const SharedMapping>> mapping =
+      SharedMapping::Open(answer);
+  if (!mapping.ok()) return mapping.status();
+  tensor.mapping = *std::move(mapping);
+  return tensor;
+}
+
 }  // namespace posenc

@@ -95,8 +95,8 @@ absl::Status TensorFileWriter::Append(const Tensor& rows) {
   const size_t elements = rows.size();
   rows_written_ += elements / d_;
   if (format_ != Format::kCsv) {
-    if (std::fwrite(rows.data.data(), 1, rows.data.size(), file_) !=
-        rows.data.size()) {
+    if (std::fwrite(rows.bytes().data(), 1, rows.bytes().size(), file_) !=
+        rows.bytes().size()) {
       return absl::DataLossError(
           absl::StrCat("write failed: ", std::strerror(errno)));
     }

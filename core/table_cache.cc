@@ -77,6 +77,10 @@ void TableCache::EraseLocked(TableSpec spec) {
   auto it = entries_.find(spec);
   const std::shared_ptr<const Table>& table = it->second.table;
   resident_bytes_ -= table->size_bytes();
+  // Evicted: its file goes from the directory now, while holders (calls
+  // sending from it, clients that mapped it) keep the bytes.
+  if (table->shared_memory() != nullptr) --counters_.shm_files;
+  table->Unpublish();
   // A call still sends from it: its memory now lives outside the budget.
   if (options_.pinned != nullptr && table.use_count() > 1) {
     table->ChargeUntilReleased(options_.pinned);
@@ -101,6 +105,7 @@ void TableCache::InsertLocked(std::shared_ptr<const Table> table) {
     family = families_.find(FamilyOf(spec));
   }
   resident_bytes_ += table->size_bytes();
+  if (table->shared_memory() != nullptr) ++counters_.shm_files;
   lru_.push_front(spec);
   families_[FamilyOf(spec)].insert(spec.max_len);
   entries_.emplace(spec, Entry{std::move(table), lru_.begin()});
@@ -164,14 +169,16 @@ std::shared_ptr<const Table> TableCache::ComputeWhole(const TableSpec& spec) {
   }
 
   std::shared_ptr<const Table> table;
+  absl::Status shm_refused;
   try {
-    table = Table::Compute(spec, options_.pool);
+    table = Table::Compute(spec, options_.pool, options_.shm, &shm_refused);
   } catch (const std::bad_alloc&) {
     table = nullptr;  // waiters and caller fall back to computing their rows
   }
 
   std::unique_lock<std::mutex> lock(mu_);
   inflight_bytes_ -= spec.table_bytes();
+  if (!shm_refused.ok()) ++counters_.shm_fallbacks;
   flights_.erase(spec);
   if (table != nullptr) InsertLocked(table);
   flight->table = table;

@@ -45,6 +45,7 @@
 #include "core/byte_budget.h"
 #include "core/compute_pool.h"
 #include "core/frequency_sketch.h"
+#include "core/shared_memory_directory.h"
 #include "core/table.h"
 #include "core/table_spec.h"
 
@@ -64,6 +65,10 @@ class TableCache {
     // Charged with evicted tables that calls still hold; null: not counted.
     // Not owned.
     ByteBudget* pinned = nullptr;
+    // Where tables computed whole live as files that same-host clients map
+    // (Table::Compute); eviction unlinks them. Null: ordinary memory. Not
+    // owned.
+    SharedMemoryDirectory* shm = nullptr;
   };
 
   struct Stats {
@@ -81,6 +86,10 @@ class TableCache {
     uint64_t rejections = 0;
     // Rows computed for calls outside the cache (RecordRowsComputed).
     uint64_t rows_computed_outside = 0;
+    // Resident tables held in Options::shm's files, and whole tables
+    // computed in ordinary memory because the directory refused a file.
+    uint64_t shm_files = 0;
+    uint64_t shm_fallbacks = 0;
   };
 
   // What Find says about one call.

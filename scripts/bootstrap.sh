@@ -10,7 +10,7 @@ build_pkgs=(
   libc-ares-dev libre2-dev zlib1g-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev libmpfr-dev libgmp-dev libpng-dev
-  prometheus-cpp-dev libssl-dev
+  prometheus-cpp-dev libssl-dev libxxhash-dev
 )
 # The gRPC posenc links is built from Debian's source by scripts/build-grpc.sh
 # (Debian 12's libgrpc 1.51.1 carries four HTTP/2 CVEs); gRPC's own

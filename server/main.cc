@@ -131,6 +131,10 @@ ABSL_FLAG(std::string, tls_client_ca, kDefaults.tls_client_ca,
 ABSL_FLAG(bool, channelz, kDefaults.channelz,
           "serve grpc.channelz.v1.Channelz (connection and call counters) on "
           "the gRPC port");
+ABSL_FLAG(std::string, shm_dir, kDefaults.shm_dir,
+          "a directory on a tmpfs (/dev/shm, an emptyDir with medium: Memory) "
+          "where cached tables live as read-only files that same-host clients "
+          "map (docs/shared_memory.md); empty: bytes only");
 
 int main(int argc, char** argv) {
   absl::FlagsUsageConfig usage_config;
@@ -196,6 +200,7 @@ int main(int argc, char** argv) {
   options.tls_key = absl::GetFlag(FLAGS_tls_key);
   options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   options.channelz = absl::GetFlag(FLAGS_channelz);
+  options.shm_dir = absl::GetFlag(FLAGS_shm_dir);
 
   absl::StatusOr<std::unique_ptr<posenc::PosencServer>> server =
       posenc::PosencServer::Create(options);
@@ -214,6 +219,10 @@ int main(int argc, char** argv) {
               options.tls_cert.empty()        ? "plaintext"
               : options.tls_client_ca.empty() ? "TLS"
                                               : "mutual TLS");
+  if (!(*server)->shm_directory().empty()) {
+    posenc::Log("INFO", "shared-memory tables in %s",
+                (*server)->shm_directory());
+  }
   if ((*server)->metrics_port() != 0) {
     posenc::Log("INFO", "metrics at http://%s/metrics (metrics_port %d)",
                 options.metrics_listen, (*server)->metrics_port());

@@ -105,10 +105,17 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   // so a flood of misses slows itself before it slows hot tables.
   pool_options.nice = 10;
   server->pool_ = std::make_unique<ComputePool>(pool_options);
+  if (!options.shm_dir.empty()) {
+    absl::StatusOr<std::shared_ptr<SharedMemoryDirectory>> shm =
+        SharedMemoryDirectory::Open(options.shm_dir);
+    if (!shm.ok()) return shm.status();
+    server->shm_ = std::move(*shm);
+  }
   TableCache::Options cache_options;
   cache_options.budget_bytes = options.cache_bytes;
   cache_options.pool = server->pool_.get();
   cache_options.pinned = server->inflight_.get();
+  cache_options.shm = server->shm_.get();
   server->cache_ = std::make_unique<TableCache>(cache_options);
   ServiceLimits limits;
   limits.spec.max_d = options.max_d;
@@ -116,6 +123,7 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   limits.max_rows_per_request = options.max_rows_per_request;
   limits.max_message_bytes = options.max_message_bytes;
   limits.max_misses_per_connection = options.max_misses_per_connection;
+  limits.shm_directory = server->shm_directory();
   server->service_ = std::make_unique<PositionalEncodingService>(
       limits, server->cache_.get(), server->pool_.get(),
       server->inflight_.get(), &server->stats_, &server->calls_);
@@ -249,6 +257,10 @@ void PosencServer::Stop(bool lame_duck) {
                            absl::Now() + absl::Seconds(kShutdownTailSeconds));
   server_->Shutdown(absl::ToChronoTime(end));
   server_->Wait();
+  // No call is left: take the tables' files and the subdirectory away now,
+  // since main() exits without running destructors. Clients keep what they
+  // mapped.
+  if (shm_ != nullptr) shm_->RemoveAll();
   StopLogReporter();
 }
 

@@ -18,6 +18,7 @@
 #include "absl/synchronization/notification.h"
 #include "core/byte_budget.h"
 #include "core/compute_pool.h"
+#include "core/shared_memory_directory.h"
 #include "core/table_cache.h"
 #include "server/method_stats.h"
 #include "server/metrics.h"
@@ -45,6 +46,10 @@ class PosencServer {
   // The Prometheus /metrics page, as served on metrics_listen.
   std::string RenderMetrics() const;
   TableCache& cache() { return *cache_; }
+  // The server's own subdirectory of options().shm_dir; empty without it.
+  std::string shm_directory() const {
+    return shm_ != nullptr ? shm_->path() : std::string();
+  }
 
   // Graceful stop that a proxy can follow: health goes NOT_SERVING, the
   // server keeps serving every call for options().lame_duck_seconds (so
@@ -70,7 +75,9 @@ class PosencServer {
   // outlives the gRPC server, whose teardown may delete the last reactors.
   CallCounters calls_;
   // Destroyed in reverse: the pool (running any task left) before the cache
-  // its tasks use, both before the budget that evicted tables release to.
+  // its tasks use, both before the budget that evicted tables release to;
+  // the shared-memory directory last (its files hold it too).
+  std::shared_ptr<SharedMemoryDirectory> shm_;
   std::unique_ptr<ByteBudget> inflight_;
   std::unique_ptr<TableCache> cache_;
   std::unique_ptr<ComputePool> pool_;

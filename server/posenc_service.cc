@@ -461,17 +461,21 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
   auto* reactor = new UnaryCall(context, calls_, Method::kGetTable);
   auto record = std::make_shared<CallRecord>(stats_, Method::kGetTable);
   absl::Status draining = CheckNotDraining();
-  absl::StatusOr<TableSpec> spec =
+  absl::StatusOr<TablePlan> plan =
       draining.ok() ? PlanGetTable(*raw, limits_) : draining;
-  if (!spec.ok()) {
-    FinishUnary(reactor, *record, spec.status(), 0);
+  if (!plan.ok()) {
+    FinishUnary(reactor, *record, plan.status(), 0);
     return reactor;
   }
+  const TableSpec* spec = &plan->spec;
+  const bool accept_shm = plan->accept_shared_memory;
   const uint64_t bytes = spec->table_bytes();
   const TableCache::Lookup lookup = cache_->Find(*spec, spec->max_len);
   if (lookup.table != nullptr) {
-    *response =
-        BuildGetTableResponse(*spec, TableSlice(lookup.table).sub(0, bytes));
+    *response = accept_shm && lookup.table->shared_memory() != nullptr
+                    ? BuildSharedMemoryTableResponse(*spec, *lookup.table)
+                    : BuildGetTableResponse(
+                          *spec, TableSlice(lookup.table).sub(0, bytes));
     FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
     return reactor;
   }
@@ -486,11 +490,18 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
     ticket->slot = std::move(*slot);
     admitted = PostMiss(
         context, MissCost(lookup, *spec, bytes),
-        [this, reactor, response, record, ticket, spec = *spec,
+        [this, reactor, response, record, ticket, spec = *spec, accept_shm,
          whole = lookup.compute_whole] {
           const uint64_t bytes = spec.table_bytes();
           std::shared_ptr<const Table> table =
               whole ? cache_->ComputeWhole(spec) : nullptr;
+          if (table != nullptr && accept_shm &&
+              table->shared_memory() != nullptr) {
+            ticket->slot.reset();
+            *response = BuildSharedMemoryTableResponse(spec, *table);
+            return FinishUnary(reactor, *record, absl::OkStatus(),
+                               response->Length());
+          }
           absl::StatusOr<grpc::Slice> data;
           if (table != nullptr) {
             data = TableSlice(std::move(table)).sub(0, bytes);
@@ -689,6 +700,8 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   c->set_admissions(cache.admissions);
   c->set_rejections(cache.rejections);
   c->set_rows_computed_outside(cache.rows_computed_outside);
+  c->set_shm_files(cache.shm_files);
+  c->set_shm_fallbacks(cache.shm_fallbacks);
   const ComputePool::Stats pool = pool_->GetStats();
   v1::ComputeStats* compute = response->mutable_compute();
   compute->set_queued_tasks(pool.queued_tasks);
@@ -717,6 +730,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   info->set_max_misses_per_connection(limits_.max_misses_per_connection);
   info->set_max_inflight_bytes(inflight_->limit());
   info->set_max_warm_reserve_bytes(reserve.bound_bytes);
+  info->set_shm_directory(limits_.shm_directory);
   // Count this call first, so a caller sees its own GetStats.
   record.End(absl::OkStatus(), 0);
   for (int m = 0; m < kMethodCount; ++m) {

@@ -73,7 +73,7 @@ absl::Status ParseRequest(const grpc::ByteBuffer& raw,
   return absl::OkStatus();
 }
 
-absl::StatusOr<TableSpec> PlanGetTable(const grpc::ByteBuffer& raw,
+absl::StatusOr<TablePlan> PlanGetTable(const grpc::ByteBuffer& raw,
                                        const ServiceLimits& limits) {
   v1::GetTableRequest request;
   if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
@@ -85,7 +85,7 @@ absl::StatusOr<TableSpec> PlanGetTable(const grpc::ByteBuffer& raw,
       !s.ok()) {
     return s;
   }
-  return spec;
+  return TablePlan{*std::move(spec), request.accept_shared_memory()};
 }
 
 absl::StatusOr<RangePlan> PlanStreamRows(const grpc::ByteBuffer& raw,
@@ -175,6 +175,25 @@ grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
                                        grpc::Slice data) {
   return EncodeTensorMessage(1, 0, spec.dtype, {spec.max_len, spec.width()},
                              std::move(data));
+}
+
+grpc::ByteBuffer BuildSharedMemoryTableResponse(const TableSpec& spec,
+                                                const Table& table) {
+  const SharedMemoryFile& file = *table.shared_memory();
+  v1::GetTableResponse response;
+  v1::SharedMemoryTensor* shm = response.mutable_shared_memory();
+  shm->set_path(file.path());
+  shm->set_offset(0);
+  shm->set_dtype(DTypeToProto(spec.dtype));
+  shm->add_shape(spec.max_len);
+  shm->add_shape(spec.width());
+  shm->set_size_bytes(spec.table_bytes());
+  shm->set_file_bytes(file.size());
+  shm->set_file_xxh64(file.xxh64());
+  shm->set_owner_uid(file.owner_uid());
+  shm->set_inode(file.inode());
+  const grpc::Slice slice(response.SerializeAsString());  // ~200 bytes
+  return grpc::ByteBuffer(&slice, 1);
 }
 
 void GatherRows(const GatherPlan& plan, const Table& table, std::byte* out) {

@@ -32,6 +32,8 @@ struct ServiceLimits {
   uint64_t max_message_bytes = uint64_t{64} << 20;
   // Computations one connection may have in progress.
   uint32_t max_misses_per_connection = 32;
+  // The server's shared-memory subdirectory (ServerInfo); empty: none.
+  std::string shm_directory;
 };
 
 // Rows [start, end) of a table, rows_per_message rows per streamed message.
@@ -43,6 +45,13 @@ struct RangePlan {
 };
 
 // Rows at `positions` of a table, as one message.
+// A GetTable request: the table, and whether the caller would map it from
+// the shared-memory directory.
+struct TablePlan {
+  TableSpec spec;
+  bool accept_shared_memory = false;
+};
+
 struct GatherPlan {
   TableSpec spec;
   google::protobuf::RepeatedField<uint32_t> positions;
@@ -70,7 +79,7 @@ absl::Status ParseRequest(const grpc::ByteBuffer& raw,
 // Each Plan* parses a raw request of its method and validates it. Errors:
 // INVALID_ARGUMENT (malformed or over a limit), OUT_OF_RANGE (a position
 // past max_len), RESOURCE_EXHAUSTED (the answer exceeds max_message_bytes).
-absl::StatusOr<TableSpec> PlanGetTable(const grpc::ByteBuffer& raw,
+absl::StatusOr<TablePlan> PlanGetTable(const grpc::ByteBuffer& raw,
                                        const ServiceLimits& limits);
 absl::StatusOr<RangePlan> PlanStreamRows(const grpc::ByteBuffer& raw,
                                          const ServiceLimits& limits);
@@ -90,6 +99,12 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
 // cached table's bytes (TableSlice, without a copy) or rows computed for this
 // call. Precondition: data.size() == spec.table_bytes().
 grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec, grpc::Slice data);
+
+// The GetTableResponse pointing at the published file of `table` (a table
+// covering `spec`; table.shared_memory() is not null): the spec's rows are
+// the file's first spec.table_bytes() bytes.
+grpc::ByteBuffer BuildSharedMemoryTableResponse(const TableSpec& spec,
+                                                const Table& table);
 
 // Copies the rows at plan.positions of `table` (a table covering plan.spec)
 // to `out` (positions.size() * row_bytes bytes).

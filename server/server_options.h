@@ -134,6 +134,12 @@ struct ServerOptions {
   std::string tls_client_ca;
   // Registers grpc.channelz.v1.Channelz on the gRPC port.
   bool channelz = false;
+  // A directory on a tmpfs (e.g. /dev/shm, a Kubernetes emptyDir with
+  // medium: Memory) where cached tables live as read-only files that
+  // clients on this host map instead of receiving the bytes
+  // (docs/shared_memory.md). The server makes its own subdirectory there.
+  // Empty: tables in ordinary memory, served as bytes only.
+  std::string shm_dir;
 };
 
 // OK, or INVALID_ARGUMENT naming the option and its valid range.
