@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2154
-# Shared by docker/test-image.sh and docker/test-compose.sh (sourced, not
-# run): logging, skip/fail, polling, the host-built binaries, a Docker engine,
-# the base image and the posenc image (docker/build-image.sh).
+# Shared by docker/test-image.sh, docker/test-compose.sh and
+# docker/test-compose-shm.sh (sourced, not run): logging, skip/fail, polling,
+# the host-built binaries, a Docker engine, the base image and the posenc
+# image (docker/build-image.sh).
 # The caller sets `repo`, `log_name` and `work` (a scratch directory) first,
 # and calls stop_engine from its EXIT trap.
 

@@ -1,16 +1,21 @@
 #!/usr/bin/python3
 """Offline checks that posenc's deployment files agree with each other.
 
-Parses deploy/k8s/*.yaml (PyYAML), renders docker/compose.yaml with
-`docker-compose config`, and reads docker/Dockerfile, then checks: gRPC
-probes, ports consistent with the Services and the image, resources that fit
---cache_bytes, the HPA target, one image name everywhere, a Dockerfile the
-classic builder can build, and an HAProxy config that logs no line per call
-(so none per reset stream). Usage: check_deploy.py REPO_ROOT
+Parses deploy/k8s/*.yaml and deploy/k8s/sidecar/*.yaml (PyYAML), renders
+docker/compose.yaml and docker/compose.shm.yaml with `docker-compose config`
+(and the kustomizations with `kubectl kustomize` when kubectl is installed),
+and reads docker/Dockerfile, then checks: gRPC probes, ports consistent with
+the Services and the image, resources that fit --cache_bytes, the HPA
+target, one image name everywhere, a Dockerfile the classic builder can
+build, an HAProxy config that logs no line per call (so none per reset
+stream), and the shared-memory sidecar (Kubernetes and Compose): one tmpfs
+for --shm_dir mounted read-only in a caller of another non-root user, sized
+over --cache_bytes. Usage: check_deploy.py REPO_ROOT
 """
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -36,6 +41,15 @@ def quantity_bytes(text):
     return int(match.group(1)) * units.get(match.group(2) or "", 1)
 
 
+def docker_bytes(text):
+    """Docker/Compose byte size ("768m", "1g", "1048576") in bytes."""
+    match = re.fullmatch(r"(\d+)([kmg]?)b?", str(text).lower())
+    if not match:
+        raise ValueError(f"bad byte size {text!r}")
+    return int(match.group(1)) * {"": 1, "k": 2**10, "m": 2**20,
+                                  "g": 2**30}[match.group(2)]
+
+
 def flag_value(args, name):
     for arg in args:
         if arg.startswith(f"--{name}="):
@@ -48,11 +62,11 @@ def selects(selector, labels):
                                   for k, v in selector.items())
 
 
-def load_k8s(root):
+def load_k8s(root, *subdirs):
     objects = {}
-    k8s = os.path.join(root, "deploy", "k8s")
+    k8s = os.path.join(root, "deploy", "k8s", *subdirs)
     files = sorted(glob.glob(os.path.join(k8s, "*.yaml")))
-    check(files, "no manifests in deploy/k8s")
+    check(files, f"no manifests in {k8s}")
     for path in files:
         with open(path) as f:
             for doc in yaml.safe_load_all(f):
@@ -149,15 +163,185 @@ def check_k8s(objects):
     return container["image"]
 
 
-def check_kustomization(root, objects):
-    path = os.path.join(root, "deploy", "k8s", "kustomization.yaml")
+def check_kustomization(root, objects, *subdirs):
+    directory = os.path.join(root, "deploy", "k8s", *subdirs)
+    path = os.path.join(directory, "kustomization.yaml")
     if not os.path.exists(path):
         return
     with open(path) as f:
         listed = set(yaml.safe_load(f)["resources"])
     files = {f for f, _ in objects.values() if f != "kustomization.yaml"}
-    check(listed == files, f"kustomization lists {sorted(listed)}, "
+    check(listed == files, f"{path} lists {sorted(listed)}, "
           f"files are {sorted(files)}")
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        print(f"kubectl not installed: skipped kubectl kustomize {directory}")
+        return
+    result = subprocess.run([kubectl, "kustomize", directory],
+                            capture_output=True, text=True, timeout=60)
+    if check(result.returncode == 0,
+             f"kubectl kustomize {directory} failed: {result.stderr}"):
+        rendered = {(d["kind"], d["metadata"]["name"])
+                    for d in yaml.safe_load_all(result.stdout) if d}
+        wanted = {key for key, (f, _) in objects.items()
+                  if f != "kustomization.yaml"}
+        check(rendered == wanted, f"kubectl kustomize {directory} renders "
+              f"{sorted(rendered)}, not {sorted(wanted)}")
+
+
+def hardened(security, label):
+    """A container's securityContext: no privilege escalation, a read-only
+    root filesystem, every capability dropped."""
+    check(security.get("allowPrivilegeEscalation") is False,
+          f"{label}: allowPrivilegeEscalation is not false")
+    check(security.get("readOnlyRootFilesystem") is True,
+          f"{label}: readOnlyRootFilesystem is not true")
+    check(security.get("capabilities", {}).get("drop") == ["ALL"],
+          f"{label}: capabilities do not drop ALL")
+
+
+def check_sidecar(root, image):
+    """deploy/k8s/sidecar: one pod, the server with --shm_dir on a
+    memory-backed emptyDir and a caller of another non-root uid mounting it
+    read-only at the same path, calling 127.0.0.1 with --shared-memory."""
+    objects = load_k8s(root, "sidecar")
+    check_kustomization(root, objects, "sidecar")
+    deployments = [d for (kind, _), (_, d) in objects.items()
+                   if kind == "Deployment"]
+    if not check(len(deployments) == 1, "sidecar: want one Deployment"):
+        return
+    spec = deployments[0]["spec"]
+    check(selects(spec["selector"]["matchLabels"],
+                  spec["template"]["metadata"]["labels"]),
+          "sidecar: selector does not match its pod labels")
+    pod = spec["template"]["spec"]
+    check(pod.get("securityContext", {}).get("runAsNonRoot") is True,
+          "sidecar: pod does not require runAsNonRoot")
+    servers = [c for c in pod["containers"]
+               if flag_value(c.get("args", []), "shm_dir")]
+    callers = [c for c in pod["containers"] if c not in servers]
+    if not check(len(servers) == 1 and len(callers) == 1,
+                 "sidecar: want one container with --shm_dir and one "
+                 "caller"):
+        return
+    server, caller = servers[0], callers[0]
+    args = server["args"]
+    shm_dir = flag_value(args, "shm_dir")
+    for container in (server, caller):
+        check(container["image"] == image,
+              f"sidecar: {container['name']} image {container['image']} "
+              f"!= {image}")
+        hardened(container.get("securityContext", {}),
+                 f"sidecar {container['name']}")
+    uids = [c.get("securityContext", {}).get("runAsUser")
+            for c in (server, caller)]
+    check(all(isinstance(u, int) and u > 0 for u in uids) and
+          uids[0] != uids[1],
+          f"sidecar: runAsUser {uids}: want two different non-root uids "
+          "(the file modes, not the uid, must keep the caller out)")
+    for probe in ("readinessProbe", "livenessProbe"):
+        check(server.get(probe, {}).get("grpc", {}).get("port") == GRPC_PORT,
+              f"sidecar: server {probe} is not grpc on {GRPC_PORT}")
+    drain = float(flag_value(args, "lame_duck_seconds") or 2) + \
+        float(flag_value(args, "grace_seconds") or 10)
+    check(pod.get("terminationGracePeriodSeconds", 30) > drain,
+          "sidecar: terminationGracePeriodSeconds <= lame duck + grace")
+
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {c["name"]: {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+              for c in (server, caller)}
+    server_mount = mounts[server["name"]].get(shm_dir)
+    caller_mount = mounts[caller["name"]].get(shm_dir)
+    if not check(server_mount and caller_mount and
+                 server_mount["name"] == caller_mount["name"],
+                 f"sidecar: server and caller do not mount one volume at "
+                 f"--shm_dir={shm_dir}"):
+        return
+    check(not server_mount.get("readOnly"),
+          "sidecar: the server's --shm_dir mount is read-only")
+    check(caller_mount.get("readOnly") is True,
+          "sidecar: the caller's mount is not readOnly: true")
+    empty_dir = volumes.get(server_mount["name"], {}).get("emptyDir")
+    if not check(empty_dir and empty_dir.get("medium") == "Memory",
+                 "sidecar: the shared volume is no emptyDir with medium: "
+                 "Memory"):
+        return
+    cache = int(flag_value(args, "cache_bytes") or 512 << 20)
+    size = quantity_bytes(empty_dir.get("sizeLimit", "0"))
+    check(size >= cache + (64 << 20),
+          f"sidecar: emptyDir sizeLimit {size} leaves < 64MiB over "
+          f"--cache_bytes {cache} for evicted tables still mapped")
+    # The tmpfs pages are charged to the server, which writes them.
+    limit = quantity_bytes(server.get("resources", {}).get(
+        "limits", {}).get("memory", "0"))
+    check(limit >= size + (256 << 20),
+          f"sidecar: server memory limit {limit} leaves < 256MiB over the "
+          f"tmpfs's sizeLimit {size}")
+    script = " ".join(caller.get("command", []) + caller.get("args", []))
+    check("--shared-memory" in script and "127.0.0.1:50051" in script,
+          "sidecar: the caller does not call 127.0.0.1:50051 with "
+          "--shared-memory")
+
+
+def check_compose_shm(root, image):
+    """docker/compose.shm.yaml: the sidecar in Compose, one tmpfs volume
+    mounted by both, read-only in the caller."""
+    path = os.path.join(root, "docker", "compose.shm.yaml")
+    result = subprocess.run(["docker-compose", "-f", path, "config"],
+                            capture_output=True, text=True, timeout=60)
+    if not check(result.returncode == 0,
+                 f"docker-compose config of {path} failed: "
+                 f"{result.stderr.strip()}"):
+        return
+    config = yaml.safe_load(result.stdout)
+    services = config["services"]
+    server, caller = services.get("posenc", {}), services.get("caller", {})
+    shm_dir = flag_value(server.get("command", []), "shm_dir")
+    if not check(shm_dir, "compose.shm posenc has no --shm_dir"):
+        return
+    for name, service in (("posenc", server), ("caller", caller)):
+        check(service.get("image") == image,
+              f"compose.shm {name} image {service.get('image')} != {image}")
+        check(service.get("read_only") is True and
+              service.get("cap_drop") == ["ALL"] and
+              "no-new-privileges:true" in service.get("security_opt", []),
+              f"compose.shm {name}: not read_only, cap_drop ALL, "
+              "no-new-privileges")
+    users = [str(s.get("user", "")).split(":")[0] for s in (server, caller)]
+    check(all(u.isdigit() and u != "0" for u in users) and
+          users[0] != users[1],
+          f"compose.shm users {users}: want two different non-root uids")
+    mounts = {}
+    for name, service in (("posenc", server), ("caller", caller)):
+        for volume in service.get("volumes", []):
+            source, target, *mode = str(volume).split(":")
+            if target == shm_dir:
+                mounts[name] = (source, mode[0] if mode else "rw")
+    volume = mounts.get("posenc", ("",))[0]
+    check(mounts.get("posenc") == (volume, "rw") and
+          mounts.get("caller") == (volume, "ro"),
+          f"compose.shm: want one volume at {shm_dir}, rw in posenc and ro "
+          f"in caller: {mounts}")
+    options = (config.get("volumes", {}).get(volume) or {}).get(
+        "driver_opts", {})
+    check(options.get("type") == "tmpfs" and options.get("device") == "tmpfs",
+          f"compose.shm volume {volume} is not a tmpfs: {options}")
+    size = re.search(r"(?:^|,)size=(\d+[kmg]?)(?:,|$)", options.get("o", ""))
+    cache = int(flag_value(server.get("command", []), "cache_bytes") or
+                512 << 20)
+    if check(size, f"compose.shm volume {volume} has no size= option"):
+        size = docker_bytes(size.group(1))
+        check(size >= cache + (64 << 20),
+              f"compose.shm tmpfs size {size} leaves < 64MiB over "
+              f"--cache_bytes {cache} for evicted tables still mapped")
+        # The tmpfs pages are charged to the server, which writes them.
+        check(docker_bytes(server.get("mem_limit", "0")) >= size + (256 << 20),
+              f"compose.shm posenc mem_limit {server.get('mem_limit')} "
+              f"leaves < 256MiB over the tmpfs's {size} bytes")
+    check(caller.get("network_mode") == "service:posenc",
+          "compose.shm caller is not in posenc's network namespace")
+    check(caller.get("depends_on", {}).get("posenc", {}).get("condition") ==
+          "service_healthy", "compose.shm caller does not wait for posenc")
 
 
 def duration_seconds(text):
@@ -435,6 +619,8 @@ def main():
     image = check_k8s(objects)
     check_kustomization(root, objects)
     check_compose(root, image)
+    check_sidecar(root, image)
+    check_compose_shm(root, image)
     check_dockerfile(root)
     check_haproxy(root)
     check_nginx(root)
@@ -443,8 +629,9 @@ def main():
         print(f"FAIL: {failure}")
     kinds = sorted({kind for kind, _ in objects})
     print(f"checked {len(objects)} objects ({', '.join(kinds)}), "
-          f"docker/compose.yaml, docker/Dockerfile, deploy/haproxy, "
-          f"deploy/nginx, deploy/k8s/consistent-hash: "
+          f"docker/compose.yaml, docker/compose.shm.yaml, "
+          f"docker/Dockerfile, deploy/haproxy, deploy/nginx, "
+          f"deploy/k8s/consistent-hash, deploy/k8s/sidecar: "
           f"{len(failures)} problem(s)")
     return 1 if failures else 0
 
