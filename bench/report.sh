@@ -22,6 +22,11 @@
 #                                   ids, a Qwen2-VL batch) vs the cold plain
 #                                   table of the same dtype, every dtype
 #                                   (>= 0.5x)
+#   2f. bench/shm_read_python.py    a cached 16 MiB table read whole by a
+#                                   Python client through shared memory, vs
+#                                   gRPC bytes (>= 10x), numpy computing it
+#                                   (>= 5x) and a numpy copy (>= 0.5x); then
+#                                   on a tmpfs of 2 MiB pages (--huge-tmpfs)
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
@@ -126,6 +131,10 @@ section "Encode: CPU per call and cold values/s vs the float32 table (encode_ben
   "$BUILD/bench/encode_bench" --server="$BUILD/server/posenc_server"
 section "Multi-axis RoPE Encode cold vs the plain cold table, every dtype (multi_axis_cold; >= 0.5)" \
   "$BUILD/bench/multi_axis_cold"
+section "Shared-memory table read by a Python client (shm_read_python.py; >= 10x gRPC bytes, >= 5x numpy computing it, >= 0.5x a numpy copy)" \
+  /usr/bin/python3 "$ROOT/bench/shm_read_python.py" --build "$BUILD" --rounds 15
+section "The same on a tmpfs with 2 MiB pages (shm_read_python.py --huge-tmpfs: huge=within_size, root)" \
+  /usr/bin/python3 "$ROOT/bench/shm_read_python.py" --build "$BUILD" --rounds 15 --huge-tmpfs
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 9

@@ -20,7 +20,7 @@ test_pkgs=(
   protobuf-compiler-grpc
   clang libclang-rt-14-dev clang-format
   nghttp2-client openssl prometheus procps python3 python3-grpcio python3-protobuf python3-numpy python3-yaml
-  python3-torch
+  python3-xxhash python3-torch
   python3-h2 python3-hpack python3-hyperframe
   python3-venv python3-pip python3-setuptools python3-wheel python3-build
   libcpp-httplib-dev

@@ -19,11 +19,14 @@ def die_with_parent():
 
 
 class ServerProcess:
-    def __init__(self, binary, log_path, extra_flags=()):
+    """prefix: a command that execs the server as its last arguments (e.g.
+    unshare), so the child's pid stays the server's."""
+
+    def __init__(self, binary, log_path, extra_flags=(), prefix=()):
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [binary, "--listen=127.0.0.1:0", "--lame_duck_seconds=0",
+            [*prefix, binary, "--listen=127.0.0.1:0", "--lame_duck_seconds=0",
              "--grace_seconds=1", *extra_flags],
             stdout=self.log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)

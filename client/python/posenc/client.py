@@ -8,6 +8,7 @@ import numpy as np
 
 from posenc.errors import PosencError
 from posenc.preset import Preset, preset_from_response, preset_request
+from posenc.shared_memory import SharedMemoryOption
 from posenc.spec import EncodingSpec, TableSpec, routing_metadata
 from posenc.tensor import to_numpy
 from posenc.torch_tensor import tensor_out
@@ -46,10 +47,16 @@ class Client:
       timeout: default deadline of each call in seconds; a stream counts as
         one call. Each method also takes timeout= to override it.
       credentials: grpc.ChannelCredentials; None means plaintext.
+      shared_memory: table() maps the server's shared-memory file of a
+        cached table instead of receiving its bytes, when the server runs
+        with --shm_dir and the file can be opened here; otherwise it gets
+        the bytes, with no error (docs/shared_memory.md). A file that is not
+        the server's, or whose XXH64 differs, is PosencError DATA_LOSS.
 
     Every method raises PosencError (code + message) when the call fails.
-    Arrays are read-only views over the received bytes (np.frombuffer): copy
-    them to write. bfloat16 tables come back as uint16 bits; widen them with
+    Arrays are read-only views over the received bytes or the mapped file
+    (np.frombuffer; the array keeps the mapping alive): copy them to write.
+    bfloat16 tables come back as uint16 bits; widen them with
     posenc.bfloat16_bits_to_float32, or pass as_torch=True to any method
     returning a tensor for a torch.bfloat16 (float32, float64, float16 as
     theirs) tensor over the same memory, read-only by contract (write into a
@@ -57,7 +64,8 @@ class Client:
     """
 
     def __init__(self, target: str, timeout: float = 30.0,
-                 credentials: Optional[grpc.ChannelCredentials] = None):
+                 credentials: Optional[grpc.ChannelCredentials] = None,
+                 shared_memory: bool = False):
         options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
         if credentials is None:
             self._channel = grpc.insecure_channel(target, options=options)
@@ -66,6 +74,7 @@ class Client:
                                                 options=options)
         self._stub = posenc_pb2_grpc.PositionalEncodingStub(self._channel)
         self._timeout = timeout
+        self._shm = SharedMemoryOption(shared_memory)
 
     def close(self) -> None:
         self._channel.close()
@@ -78,11 +87,16 @@ class Client:
 
     def table(self, spec: TableSpec, timeout: Optional[float] = None,
               as_torch: bool = False) -> np.ndarray:
-        """The whole table, shape (max_len, width)."""
-        response = self._unary(self._stub.GetTable,
-                               posenc_pb2.GetTableRequest(spec=spec.to_proto()),
-                               timeout)
-        return tensor_out(to_numpy(response.table), as_torch)
+        """The whole table, shape (max_len, width); mapped from the server's
+        shared-memory file with shared_memory=True where it can be."""
+        request = self._shm.request(spec.to_proto())
+        table = self._shm.array(self._unary(self._stub.GetTable, request,
+                                            timeout))
+        if table is None:  # the file cannot be opened here: the bytes
+            request.accept_shared_memory = False
+            table = to_numpy(self._unary(self._stub.GetTable, request,
+                                         timeout).table)
+        return tensor_out(table, as_torch)
 
     def rows(self, spec: TableSpec, start: int = 0, end: Optional[int] = None,
              timeout: Optional[float] = None, as_torch: bool = False

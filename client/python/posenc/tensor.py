@@ -14,15 +14,20 @@ _NUMPY_DTYPES = {
 }
 
 
+def numpy_dtype(dtype: int) -> np.dtype:
+    """The numpy dtype of a posenc.v1.DType (uint16 bits for bfloat16)."""
+    try:
+        return _NUMPY_DTYPES[dtype]
+    except KeyError:
+        raise ValueError(f"unknown dtype {dtype}") from None
+
+
 def to_numpy(tensor: posenc_pb2.Tensor) -> np.ndarray:
     """A read-only array over the tensor's bytes (no copy), shaped as sent.
 
     Raises ValueError when dtype, shape and byte count disagree.
     """
-    try:
-        dtype = _NUMPY_DTYPES[tensor.dtype]
-    except KeyError:
-        raise ValueError(f"unknown dtype {tensor.dtype}") from None
+    dtype = numpy_dtype(tensor.dtype)
     shape = tuple(tensor.shape)
     count = int(np.prod(shape, dtype=np.int64))
     if count * dtype.itemsize != len(tensor.data):

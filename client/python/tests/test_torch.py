@@ -1,7 +1,9 @@
 """as_torch=True against a real posenc_server: each dtype's torch type over
-the same memory as the numpy answer (the received bytes), bfloat16 as the
-very bits numpy gets, a tensor that keeps its memory alive after its client
-and array are gone, and a clear error where torch is not installed."""
+the same memory as the numpy answer (the received bytes, or the mapped
+shared-memory file with --shm_dir), bfloat16 as the very bits numpy gets, a
+tensor that keeps its memory alive after its client and array are gone (and
+the mapped file after its eviction), and a clear error where torch is not
+installed."""
 
 import gc
 import os
@@ -13,7 +15,8 @@ import unittest
 import numpy as np
 
 import posenc
-from server_case import ServerCase
+from server_case import ServerCase, ShmServer
+from test_shared_memory import FIRST, evict_first, mapped_file
 
 try:
     import torch
@@ -103,6 +106,48 @@ class TorchTest(ServerCase):
         np.testing.assert_array_equal(tensor_bits(tensor, "bfloat16"),
                                       expected)
         del garbage
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed")
+class TorchSharedMemoryTest(unittest.TestCase):
+    def setUp(self):
+        self.server = ShmServer(("--cache_bytes=3145728",))
+
+    def tearDown(self):
+        self.server.stop()
+
+    def test_EveryDtype_TensorIsTheMappedFileSameBits(self):
+        with posenc.Client(self.server.target, shared_memory=True) as client:
+            for name in DTYPES:
+                with self.subTest(dtype=name):
+                    spec = posenc.TableSpec(d=64, max_len=300, dtype=name)
+                    tensor = client.table(spec, as_torch=True)
+                    self.assertEqual(tensor.dtype, getattr(torch, name))
+                    path = mapped_file(tensor.data_ptr())
+                    self.assertTrue(path.startswith(
+                        self.server.directory() + "/table-"), path)
+                    np.testing.assert_array_equal(
+                        tensor_bits(tensor, name),
+                        self.server.client.table(spec).view(BITS[name]))
+
+    def test_Tensor_KeepsTheMappingAfterClientArrayAndEviction(self):
+        client = posenc.Client(self.server.target, shared_memory=True)
+        tensor = client.table(FIRST, as_torch=True)
+        expected = tensor.clone()
+        path = mapped_file(tensor.data_ptr())
+        self.assertTrue(os.path.exists(path), path)
+        client.close()
+        del client
+        gc.collect()
+        evict_first(self.server, self)
+        self.assertFalse(os.path.exists(path))
+        self.assertEqual(mapped_file(tensor.data_ptr()), path + " (deleted)")
+        self.assertTrue(torch.equal(tensor, expected))
+        # Only the tensor holds the mapping: it is unmapped with the tensor.
+        address = tensor.data_ptr()
+        del tensor
+        gc.collect()
+        self.assertIsNone(mapped_file(address))
 
 
 class NoTorchTest(ServerCase):
