@@ -35,6 +35,12 @@ def mapped_file(address: int):
     return None
 
 
+async def aio_table(target: str, spec: posenc.TableSpec) -> np.ndarray:
+    async with posenc.aio.Client(target, timeout=30,
+                                 shared_memory=True) as client:
+        return await client.table(spec)
+
+
 def base_chain(array: np.ndarray) -> list:
     """The objects that keep `array`'s memory: its bases, and a memoryview's
     object (np.frombuffer's base is a memoryview of the buffer)."""
@@ -183,13 +189,7 @@ class SharedMemoryTest(unittest.TestCase):
 
     def test_Aio_SameBitsMapped(self):
         spec = posenc.TableSpec(d=64, max_len=300, dtype="float16")
-
-        async def table():
-            async with posenc.aio.Client(self.server.target, timeout=30,
-                                         shared_memory=True) as client:
-                return await client.table(spec)
-
-        mapped = asyncio.run(table())
+        mapped = asyncio.run(aio_table(self.server.target, spec))
         self.table_file(mapped)
         self.assertEqual(mapped.tobytes(),
                          self.server.client.table(spec).tobytes())
@@ -215,6 +215,13 @@ class OtherMountNamespaceTest(unittest.TestCase):
             calls = server.get_table_calls()
             client.table(posenc.TableSpec(d=32, max_len=64))
             self.assertEqual(server.get_table_calls(), calls + 1)
+            # The same with asyncio.
+            other = posenc.TableSpec(d=16, max_len=64, dtype="float16")
+            calls = server.get_table_calls()
+            table = asyncio.run(aio_table(server.target, other))
+            self.assertEqual(server.get_table_calls(), calls + 2)
+            self.assertEqual(table.tobytes(),
+                             server.client.table(other).tobytes())
 
 
 # Two 2 MiB tables of different families in a 3 MiB cache: the second

@@ -5,6 +5,7 @@ tensor that keeps its memory alive after its client and array are gone (and
 the mapped file after its eviction), and a clear error where torch is not
 installed."""
 
+import asyncio
 import gc
 import os
 import subprocess
@@ -15,6 +16,7 @@ import unittest
 import numpy as np
 
 import posenc
+import posenc.aio
 from server_case import ServerCase, ShmServer
 from test_shared_memory import FIRST, evict_first, mapped_file
 
@@ -129,6 +131,21 @@ class TorchSharedMemoryTest(unittest.TestCase):
                     np.testing.assert_array_equal(
                         tensor_bits(tensor, name),
                         self.server.client.table(spec).view(BITS[name]))
+
+    def test_Aio_TensorIsTheMappedFile(self):
+        spec = posenc.TableSpec(d=32, max_len=200, dtype="bfloat16")
+
+        async def table():
+            async with posenc.aio.Client(self.server.target,
+                                         shared_memory=True) as client:
+                return await client.table(spec, as_torch=True)
+
+        tensor = asyncio.run(table())
+        self.assertEqual(tensor.dtype, torch.bfloat16)
+        self.assertTrue(mapped_file(tensor.data_ptr()).startswith(
+            self.server.directory() + "/table-"))
+        np.testing.assert_array_equal(tensor_bits(tensor, "bfloat16"),
+                                      self.server.client.table(spec))
 
     def test_Tensor_KeepsTheMappingAfterClientArrayAndEviction(self):
         client = posenc.Client(self.server.target, shared_memory=True)
