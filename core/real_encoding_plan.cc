@@ -100,6 +100,7 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
       multi_axis_(spec.multi_axis()),
       half_(spec.half()),
       pairs_(static_cast<uint32_t>(spec.pairs())),
+      dtype_size_(DTypeSize(spec.dtype)),
       compute_layout_(multi_axis_ ? Layout::kConcatSinCos : spec.layout) {
   // Appends one run of words (padded for the kernels) for `count` pairs
   // whose frequency words are given by `at`.
@@ -589,7 +590,7 @@ void RealEncodingPlan::ComputeValue(const Segment& s, uint32_t i, double x,
 struct RealEncodingPlan::AngleState {
   AngleState(const RealEncodingPlan& plan, size_t segments)
       : words(plan.w0_.size()),
-        step(plan.max_abs_position_ >= kAngleStep - 1 ? kAngleStep : 0),
+        step(Step(plan)),
         f64(plan.spec_.dtype == DType::kFloat64),
         f16(plan.spec_.dtype == DType::kFloat16 ||
             plan.spec_.dtype == DType::kBFloat16),
@@ -606,9 +607,23 @@ struct RealEncodingPlan::AngleState {
         risky(words),
         built(segments * step, 0) {}
 
+  // kAngleStep, halved while the table would exceed kMaxAngleTableBytes;
+  // 0 (every segment direct) below 2, or when some j * F could exceed
+  // 2^24 (the |position| limit below step - 1).
+  static uint32_t Step(const RealEncodingPlan& plan) {
+    const DType dtype = plan.spec_.dtype;
+    const size_t bytes_per_j =
+        plan.w0_.size() * (dtype == DType::kFloat64   ? 32
+                           : dtype == DType::kFloat32 ? 16
+                                                      : 24);
+    uint32_t step = kAngleStep;
+    while (step >= 2 && step * bytes_per_j > kMaxAngleTableBytes) step /= 2;
+    return step >= 2 && plan.max_abs_position_ >= step - 1 ? step : 0;
+  }
+
   const size_t words;
-  // Table rows j < step; 0 when some j * F could exceed 2^24 (|position|
-  // limit below kAngleStep - 1) or no SIMD target: every segment direct.
+  // Table rows j < step; 0: every segment direct (also when no SIMD
+  // target).
   uint32_t step;
   const bool f64, f16;
   std::vector<double> anchor;  // the anchor's coordinate, per segment
@@ -633,7 +648,7 @@ void RealEncodingPlan::ComputeMultiAxisRows(absl::Span<const double> positions,
   const size_t row_bytes = spec_.row_bytes();
   const size_t coords = spec_.coordinates;
   const size_t points = positions.size() / coords;
-  const size_t half_bytes = size_t{compute_pairs_} * DTypeSize(spec_.dtype);
+  const size_t half_bytes = size_t{compute_pairs_} * dtype_size_;
   std::vector<std::byte> scratch(2 * half_bytes);
   AngleState st(*this, segments_.size() + 1);
   // Whether the previous row holds every segment's current values (the
@@ -659,11 +674,14 @@ void RealEncodingPlan::ComputeMultiAxisRows(absl::Span<const double> positions,
                            direct_whole_ ? row : nullptr) != Wrote::kRow) {
         PlaceRuns(spec_.layout, spec_.dtype, pairs_, &whole_run_, 1,
                   scratch.data(), scratch.data() + half_bytes, row);
-      } else if (spec_.layout == Layout::kRotateHalf) {
-        // The kernel wrote cos at [0, K) and sin at [2K, 3K): the copies.
-        const size_t half_row = size_t{pairs_} * DTypeSize(spec_.dtype);
-        std::memcpy(row + half_row, row, half_row);
-        std::memcpy(row + 3 * half_row, row + 2 * half_row, half_row);
+      } else {
+        CopyRotateHalf(row, 1);
+        // The text tokens after it, x + 1, x + 2, ... from the same
+        // anchor: one kernel call for the run.
+        const size_t run =
+            ComputeWholeRun(positions, p, st, scratch.data(), out);
+        CopyRotateHalf(row + row_bytes, run);
+        p += run;
       }
       continue;
     }
@@ -702,8 +720,9 @@ RealEncodingPlan::Wrote RealEncodingPlan::ComputeSegmentAt(
     const double j = x - x0;
     double sum, err;
     TwoSum(x0, j, sum, err);
-    if (j >= 0 && j < st.step && j == std::floor(j) && sum == x && err == 0 &&
-        RoundFromAnchor(s, k, static_cast<uint32_t>(j), x, st, scratch, row)) {
+    const uint32_t ji = j >= 0 && j < st.step ? static_cast<uint32_t>(j) : 0;
+    if (ji == j && sum == x && err == 0 &&
+        RoundFromAnchor(s, k, ji, x, st, scratch, row)) {
       return row != nullptr ? Wrote::kRow : Wrote::kScratch;
     }
   }
@@ -723,10 +742,101 @@ RealEncodingPlan::Wrote RealEncodingPlan::ComputeSegmentAt(
   return Wrote::kScratch;
 }
 
+void RealEncodingPlan::CopyRotateHalf(std::byte* row, size_t rows) const {
+  if (spec_.layout != Layout::kRotateHalf) return;
+  // The kernel wrote cos at [0, K) and sin at [2K, 3K): the copies.
+  const size_t half_row = size_t{pairs_} * dtype_size_;
+  for (size_t r = 0; r < rows; ++r, row += 4 * half_row) {
+    std::memcpy(row + half_row, row, half_row);
+    std::memcpy(row + 3 * half_row, row + 2 * half_row, half_row);
+  }
+}
+
+// The `slow` callback of a run of whole rows: column r * pairs + i is pair
+// i of the run's row r, at x0 + j + r.
+struct RealSlowRunColumn {
+  const RealEncodingPlan* plan;
+  double x0;
+  uint32_t j;  // the run's first row's
+  std::byte* scratch;
+  std::byte* row;  // the run's first row
+  size_t row_bytes;
+  static void Call(void* self, uint32_t column) {
+    const auto* s = static_cast<const RealSlowRunColumn*>(self);
+    const uint32_t r = column / s->plan->pairs_, i = column % s->plan->pairs_;
+    const double x = s->x0 + (s->j + r);  // exact (checked by the caller)
+    s->plan->ComputeValue(s->plan->whole_, i, x, s->scratch);
+    s->plan->PlaceWholePair(i, s->scratch, s->row + r * s->row_bytes);
+  }
+};
+
+size_t RealEncodingPlan::ComputeWholeRun(absl::Span<const double> positions,
+                                         size_t p, AngleState& st,
+                                         std::byte* scratch,
+                                         std::byte* out) const {
+  const size_t k = segments_.size();  // whole_'s
+  if (st.step == 0 || !st.has_anchor[k]) return 0;
+  const size_t coords = spec_.coordinates;
+  const size_t points = positions.size() / coords;
+  const double x0 = st.anchor[k];
+  const double jp = positions[p * coords] - x0;  // exact: point p's
+  if (!(jp >= 0 && jp < st.step)) return 0;
+  const uint32_t first = static_cast<uint32_t>(jp) + 1;
+  size_t n = 0;
+  for (uint32_t j = first; j < st.step && p + 1 + n < points; ++j, ++n) {
+    const double* point = positions.data() + (p + 1 + n) * coords;
+    bool whole = point[0] != 0;
+    for (size_t c = 1; whole && c < coords; ++c) {
+      whole = SameBits(point, point + c, 1);
+    }
+    double sum, err;
+    TwoSum(x0, j, sum, err);
+    if (!whole || sum != point[0] || err != 0) break;
+    if (!EnsureTableRow(whole_, k, j, st)) return 0;
+  }
+  if (n == 0) return 0;
+  const size_t w = whole_.words, at = size_t{first} * st.words + w;
+  const size_t row_bytes = spec_.row_bytes();
+  std::byte* row = out + (p + 1) * row_bytes;
+  RealSlowRunColumn ctx{this, x0, first, scratch, row, row_bytes};
+  AnchorRun run;
+  run.rows = static_cast<uint32_t>(n);
+  run.table_stride = st.words;
+  run.row_stride = row_bytes / dtype_size_;
+  bool ok = false;
+  switch (spec_.dtype) {
+    case DType::kFloat32:
+      ok = Float32RowsFromAnchorSimd(
+          &st.s0[w], &st.c0[w], &st.sj[at], &st.cj[at], run, pairs_,
+          direct_half_, direct_layout_, reinterpret_cast<float*>(row),
+          RealSlowRunColumn::Call, &ctx);
+      break;
+    case DType::kFloat64: {
+      const DdArrays a{&st.s0[w],  &st.s0_lo[w],  &st.c0[w],  &st.c0_lo[w],
+                       &st.sj[at], &st.sj_lo[at], &st.cj[at], &st.cj_lo[at]};
+      ok = Float64RowsFromAnchorSimd(
+          a, run, pairs_, direct_half_, direct_layout_,
+          reinterpret_cast<double*>(row), RealSlowRunColumn::Call, &ctx);
+      break;
+    }
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const Half16Arrays a{&st.s0_f[w], &st.c0_f[w], &st.sj_f[at], &st.cj_f[at],
+                           &st.s0[w],   &st.c0[w],   &st.sj[at],   &st.cj[at]};
+      ok = Half16RowsFromAnchorF32Simd(
+          a, run, pairs_, direct_half_, direct_layout_,
+          spec_.dtype == DType::kBFloat16, reinterpret_cast<uint16_t*>(row),
+          RealSlowRunColumn::Call, &ctx);
+      break;
+    }
+  }
+  return ok ? n : 0;
+}
+
 void RealEncodingPlan::PlaceWholePair(uint32_t i, const std::byte* scratch,
                                       std::byte* row) const {
   const DType dtype = spec_.dtype;
-  const size_t size = DTypeSize(dtype);
+  const size_t size = dtype_size_;
   const size_t k = size_t{whole_.first} + i;
   uint64_t sin_bits = 0, cos_bits = 0;
   std::memcpy(&sin_bits, scratch + k * size, size);
@@ -845,8 +955,8 @@ bool RealEncodingPlan::RoundFromAnchor(const Segment& s, size_t k, uint32_t j,
   ctx.row = row;
   // The scratch row (computation order, kConcatSinCos), or the output row
   // (whole_ only: pair i of the segment is pair i of the row).
-  const size_t size = DTypeSize(spec_.dtype);
-  std::byte* out = row != nullptr ? row : scratch + size_t{s.first} * size;
+  std::byte* out =
+      row != nullptr ? row : scratch + size_t{s.first} * dtype_size_;
   const Layout layout = row != nullptr ? direct_layout_ : Layout::kConcatSinCos;
   const uint32_t half = row != nullptr ? direct_half_ : compute_pairs_;
   switch (spec_.dtype) {

@@ -87,7 +87,7 @@ class RealEncodingPlan {
 
   // Largest j + 1 of the angle-addition runs of multi-axis ComputeRows:
   // anchors and the sin/cos(j F) table rows are each one direct row.
-  static constexpr uint32_t kAngleStep = 64;
+  static constexpr uint32_t kAngleStep = 32;
 
  private:
   // The pairs rotating by one coordinate.
@@ -138,6 +138,15 @@ class RealEncodingPlan {
   bool RoundFromAnchor(const Segment& s, size_t k, uint32_t j, double x,
                        AngleState& st, std::byte* scratch,
                        std::byte* row) const;
+  // After point p, a whole row written straight into out: the points that
+  // follow it whole, at x + 1, x + 2, ... from the same anchor (x != 0,
+  // j < step), written by one kernel call. Returns how many (0: none, or
+  // no SIMD target).
+  size_t ComputeWholeRun(absl::Span<const double> positions, size_t p,
+                         AngleState& st, std::byte* scratch,
+                         std::byte* out) const;
+  // rotate_half rows of whole_ written straight: the copies of cos and sin.
+  void CopyRotateHalf(std::byte* row, size_t rows) const;
   // Places pair i of whole_ from the scratch row into the output row.
   void PlaceWholePair(uint32_t i, const std::byte* scratch,
                       std::byte* row) const;
@@ -149,6 +158,9 @@ class RealEncodingPlan {
                                 std::byte* out) const;
   // The per-call bound of ComputeMultiAxisGridRows's axis tables.
   static constexpr size_t kMaxGridTableBytes = size_t{1} << 20;
+  // The per-call bound of multi-axis ComputeRows's sin/cos(j F) table (as
+  // the table plans' angle table): its step is halved to fit.
+  static constexpr size_t kMaxAngleTableBytes = size_t{1} << 20;
   // The rigorous per-value paths for pair i of segment s.
   void ComputeValue(const Segment& s, uint32_t i, double x,
                     std::byte* out) const;
@@ -157,11 +169,13 @@ class RealEncodingPlan {
   void StorePair(size_t k, uint64_t sin_bits, uint64_t cos_bits,
                  std::byte* out) const;
   friend struct RealSlowColumn;
+  friend struct RealSlowRunColumn;
 
   RealEncodingSpec spec_;
   bool multi_axis_ = false;
   uint32_t half_ = 0;   // plain: frequencies per coordinate
   uint32_t pairs_ = 0;  // pairs per row: coordinates * half, or K
+  size_t dtype_size_ = 0;
   // Pairs of the row the kernels write: pairs_ (plain), or the padded
   // segments of the scratch row (multi-axis).
   uint32_t compute_pairs_ = 0;

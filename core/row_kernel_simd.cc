@@ -855,6 +855,75 @@ bool Float64RowFromAnchorSimdImpl(const DdArrays& a, uint32_t columns,
   return true;
 }
 
+// The `slow` of a run's row r: column c of the row is r * columns + c of
+// the run.
+struct RunRowSlow {
+  SlowColumnFn slow;
+  void* ctx;
+  uint32_t base;
+  static void Call(void* self, uint32_t column) {
+    const auto* s = static_cast<const RunRowSlow*>(self);
+    s->slow(s->ctx, s->base + column);
+  }
+};
+
+bool Float32RowsFromAnchorSimdImpl(const double* s0, const double* c0,
+                                   const double* sj, const double* cj,
+                                   const AnchorRun& run, uint32_t columns,
+                                   uint32_t half, Layout layout, float* row,
+                                   SlowColumnFn slow, void* ctx) {
+  RunRowSlow rs{slow, ctx, 0};
+  for (uint32_t r = 0; r < run.rows; ++r, rs.base += columns) {
+    const size_t at = r * run.table_stride;
+    Float32RowFromAnchorT<false, false>(s0, c0, sj + at, cj + at, columns, half,
+                                        layout, row + r * run.row_stride,
+                                        RunRowSlow::Call, &rs, 1.0);
+  }
+  return true;
+}
+
+bool Half16RowsFromAnchorF32SimdImpl(const Half16Arrays& a,
+                                     const AnchorRun& run, uint32_t columns,
+                                     uint32_t half, Layout layout,
+                                     bool bfloat16, uint16_t* row,
+                                     SlowColumnFn slow, void* ctx) {
+  RunRowSlow rs{slow, ctx, 0};
+  Half16Arrays at = a;
+  for (uint32_t r = 0; r < run.rows; ++r, rs.base += columns) {
+    uint16_t* out = row + r * run.row_stride;
+    if (bfloat16) {
+      Half16RowFromAnchorF32T<true>(at, columns, half, layout, out,
+                                    RunRowSlow::Call, &rs, 1.0);
+    } else {
+      Half16RowFromAnchorF32T<false>(at, columns, half, layout, out,
+                                     RunRowSlow::Call, &rs, 1.0);
+    }
+    at.sj += run.table_stride;
+    at.cj += run.table_stride;
+    at.sjd += run.table_stride;
+    at.cjd += run.table_stride;
+  }
+  return true;
+}
+
+bool Float64RowsFromAnchorSimdImpl(const DdArrays& a, const AnchorRun& run,
+                                   uint32_t columns, uint32_t half,
+                                   Layout layout, double* row,
+                                   SlowColumnFn slow, void* ctx) {
+  RunRowSlow rs{slow, ctx, 0};
+  DdArrays at = a;
+  for (uint32_t r = 0; r < run.rows; ++r, rs.base += columns) {
+    Float64RowFromAnchorT<false, false>(at, columns, half, layout,
+                                        row + r * run.row_stride,
+                                        RunRowSlow::Call, &rs);
+    at.sj_hi += run.table_stride;
+    at.sj_lo += run.table_stride;
+    at.cj_hi += run.table_stride;
+    at.cj_lo += run.table_stride;
+  }
+  return true;
+}
+
 void FlushStreamImpl() { hwy::FlushStream(); }
 
 const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
@@ -893,6 +962,22 @@ bool DdSinCosColumnsSimdImpl(const double*, const double*, const double*,
                              double*) {
   return false;
 }
+bool Float32RowsFromAnchorSimdImpl(const double*, const double*, const double*,
+                                   const double*, const AnchorRun&, uint32_t,
+                                   uint32_t, Layout, float*, SlowColumnFn,
+                                   void*) {
+  return false;
+}
+bool Half16RowsFromAnchorF32SimdImpl(const Half16Arrays&, const AnchorRun&,
+                                     uint32_t, uint32_t, Layout, bool,
+                                     uint16_t*, SlowColumnFn, void*) {
+  return false;
+}
+bool Float64RowsFromAnchorSimdImpl(const DdArrays&, const AnchorRun&, uint32_t,
+                                   uint32_t, Layout, double*, SlowColumnFn,
+                                   void*) {
+  return false;
+}
 void FlushStreamImpl() {}
 const char* TargetNameImpl() { return "scalar"; }
 
@@ -915,6 +1000,33 @@ HWY_EXPORT(Half16RowFromAnchorF32SimdImpl);
 HWY_EXPORT(Float64RowFromAnchorSimdImpl);
 HWY_EXPORT(DdSinCosColumnsSimdImpl);
 HWY_EXPORT(TargetNameImpl);
+HWY_EXPORT(Float32RowsFromAnchorSimdImpl);
+HWY_EXPORT(Half16RowsFromAnchorF32SimdImpl);
+HWY_EXPORT(Float64RowsFromAnchorSimdImpl);
+
+bool Float32RowsFromAnchorSimd(const double* s0, const double* c0,
+                               const double* sj, const double* cj,
+                               const AnchorRun& run, uint32_t columns,
+                               uint32_t half, Layout layout, float* row,
+                               SlowColumnFn slow, void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Float32RowsFromAnchorSimdImpl)(
+      s0, c0, sj, cj, run, columns, half, layout, row, slow, ctx);
+}
+
+bool Half16RowsFromAnchorF32Simd(const Half16Arrays& a, const AnchorRun& run,
+                                 uint32_t columns, uint32_t half, Layout layout,
+                                 bool bfloat16, uint16_t* row,
+                                 SlowColumnFn slow, void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Half16RowsFromAnchorF32SimdImpl)(
+      a, run, columns, half, layout, bfloat16, row, slow, ctx);
+}
+
+bool Float64RowsFromAnchorSimd(const DdArrays& a, const AnchorRun& run,
+                               uint32_t columns, uint32_t half, Layout layout,
+                               double* row, SlowColumnFn slow, void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Float64RowsFromAnchorSimdImpl)(
+      a, run, columns, half, layout, row, slow, ctx);
+}
 
 bool Float32RowFromAnchorSimd(const double* s0, const double* c0,
                               const double* sj, const double* cj,

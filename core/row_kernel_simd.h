@@ -123,6 +123,29 @@ bool Float64RowFromAnchorSimd(const DdArrays& a, uint32_t columns,
                               uint32_t half, Layout layout, double* row,
                               bool stream, SlowColumnFn slow, void* ctx);
 
+// A run of consecutive rows p0 + j, p0 + j + 1, ..., j >= 1, of one anchor,
+// for the *RowsFromAnchor* kernels below: row r takes every table array
+// advanced by r * table_stride and is written r * row_stride elements after
+// the first row; `slow` is called with r * columns + column. One dispatch
+// for the run; the bytes are those of the one-row kernels row by row.
+struct AnchorRun {
+  uint32_t rows = 0;
+  size_t table_stride = 0;
+  size_t row_stride = 0;
+};
+bool Float32RowsFromAnchorSimd(const double* s0, const double* c0,
+                               const double* sj, const double* cj,
+                               const AnchorRun& run, uint32_t columns,
+                               uint32_t half, Layout layout, float* row,
+                               SlowColumnFn slow, void* ctx);
+bool Half16RowsFromAnchorF32Simd(const Half16Arrays& a, const AnchorRun& run,
+                                 uint32_t columns, uint32_t half, Layout layout,
+                                 bool bfloat16, uint16_t* row,
+                                 SlowColumnFn slow, void* ctx);
+bool Float64RowsFromAnchorSimd(const DdArrays& a, const AnchorRun& run,
+                               uint32_t columns, uint32_t half, Layout layout,
+                               double* row, SlowColumnFn slow, void* ctx);
+
 // DoubleDoubleSinCosOf(pos, {w0[i], w1[i], w2[i]}) for columns
 // [0, columns), operation for operation (the same bits), as double-double
 // hi/lo arrays; risky results get a NaN hi word. Writes
