@@ -71,9 +71,9 @@ func (h *headers) intercept(ctx context.Context, method string, req, reply inter
 	return err
 }
 
-// startServer runs $POSENC_SERVER on 127.0.0.1:0 and returns its address;
-// it is stopped when the test ends.
-func startServer(t *testing.T) string {
+// startServer runs $POSENC_SERVER on 127.0.0.1:0, with flags added, and
+// returns its address; it is stopped when the test ends.
+func startServer(t *testing.T, flags ...string) string {
 	bin := os.Getenv("POSENC_SERVER")
 	if bin == "" {
 		t.Skip("POSENC_SERVER unset")
@@ -83,7 +83,8 @@ func startServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--listen=127.0.0.1:0", "--lame_duck_seconds=0", "--grace_seconds=1")
+	cmd := exec.Command(bin, append([]string{"--listen=127.0.0.1:0", "--lame_duck_seconds=0",
+		"--grace_seconds=1"}, flags...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

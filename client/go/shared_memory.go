@@ -74,7 +74,8 @@ func mapShared(s *pb.SharedMemoryTensor) (*Tensor, mapOutcome, error) {
 		return nil, shmDone, &Error{Code: codes.DataLoss, Message: fmt.Sprintf(
 			"shared memory %s is not the server's file: %s", s.GetPath(), strings.Join(differ, ", "))}
 	}
-	mapping, err := syscall.Mmap(fd, 0, int(s.GetFileBytes()), syscall.PROT_READ, syscall.MAP_SHARED)
+	mapping, err := syscall.Mmap(fd, 0, int(s.GetFileBytes()), syscall.PROT_READ,
+		syscall.MAP_SHARED|syscall.MAP_POPULATE) // every page is read next, for XXH64
 	if err != nil {
 		return nil, shmFallback, nil
 	}

@@ -1,12 +1,16 @@
 'use strict';
 // Runs the interop script (tests/interop/SCRIPT.md) with the Node client and
-// prints one line per call.
-// Usage: node interop_node.js HOST:PORT [CLIENT_DIR]
+// prints one line per call. With --shared-memory it fetches the script's
+// GetTable tables through shared memory instead (the server runs with
+// --shm_dir): their lines, then how many were read from the server's files.
+// Usage: node interop_node.js HOST:PORT [CLIENT_DIR] [--shared-memory]
 
 const crypto = require('node:crypto');
 const path = require('node:path');
 
-const clientDir = process.argv[3] ??
+const args = process.argv.slice(2).filter((a) => a !== '--shared-memory');
+const sharedMemory = args.length !== process.argv.length - 2;
+const clientDir = args[1] ??
     path.resolve(__dirname, '..', '..', 'client', 'node');
 const { PosencClient, PosencError, routingKey } = require(clientDir);
 
@@ -20,27 +24,88 @@ function payloadLine(rpc, name, dtype, rows, d, buffers) {
   console.log(`${rpc} ${name} ${dtype} ${rows}x${d} sha256=${sha256(buffers)}`);
 }
 
+// Prints the line of a tensor call; returns the tensor, or undefined.
 async function tensorLine(rpc, name, promise) {
   try {
     const t = await promise;
     payloadLine(rpc, name, t.dtype, t.shape[0], t.shape[1], [t.bytes]);
+    return t;
   } catch (error) {
     if (!(error instanceof PosencError)) throw error;
     console.log(`${rpc} ${name} ${error.codeName}`);
+    return undefined;
   }
 }
 
 async function main() {
-  const client = new PosencClient(process.argv[2], { timeoutMs: 20000 });
+  const client = new PosencClient(args[0],
+                                  { timeoutMs: 20000, sharedMemory });
   try {
-    await tensorLine('GetTable', 'd4_f32', client.table({ d: 4, maxLen: 16 }));
-    await tensorLine('GetTable', 'd512_f64_concat', client.table({
-      d: 512, base: 500.5, maxLen: 40, dtype: 'float64',
-      layout: 'concat_sin_cos' }));
-    await tensorLine('GetTable', 'd1024_f16_t2t', client.table({
-      d: 1024, base: 1e6, maxLen: 24, dtype: 'float16', frequency: 't2t' }));
-    await tensorLine('GetTable', 'd64_bf16_cossin', client.table({
-      d: 64, maxLen: 100, dtype: 'bfloat16', layout: 'concat_cos_sin' }));
+    const d4 = { d: 4, maxLen: 16 };
+    const d512 = { d: 512, base: 500.5, maxLen: 40, dtype: 'float64',
+                   layout: 'concat_sin_cos' };
+    const d1024 = { d: 1024, base: 1e6, maxLen: 24, dtype: 'float16',
+                    frequency: 't2t' };
+    const d64 = { d: 64, maxLen: 100, dtype: 'bfloat16',
+                  layout: 'concat_cos_sin' };
+    const llama3 = {
+      d: 128, base: 500000, maxLen: 32, dtype: 'bfloat16',
+      layout: 'rotate_half',
+      rope: { type: 'llama3', factor: 8, originalMaxPositionEmbeddings: 8192,
+              lowFreqFactor: 1, highFreqFactor: 4 } };
+    const yarn = {
+      d: 64, base: 150000, maxLen: 16, dtype: 'float32',
+      layout: 'interleaved_pairs',
+      rope: { type: 'yarn', factor: 32, originalMaxPositionEmbeddings: 4096,
+              betaFast: 32, betaSlow: 1, truncate: false } };
+    const shortFactor = [1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5];
+    const longFactor = [1, 1.5, 2.5, 4, 7, 12, 20, 32.5];
+    const longrope = {
+      d: 16, maxLen: 16, dtype: 'float64', layout: 'concat_cos_sin',
+      rope: { type: 'longrope', factor: 32,
+              originalMaxPositionEmbeddings: 4096, seqLen: 8192,
+              shortFactor, longFactor } };
+    const dynamic = {
+      d: 32, maxLen: 40, dtype: 'float16', layout: 'rotate_half',
+      rope: { type: 'dynamic', factor: 2, originalMaxPositionEmbeddings: 16,
+              seqLen: 40 } };
+    const badList = {
+      d: 16, maxLen: 16, dtype: 'float64', layout: 'concat_cos_sin',
+      rope: { type: 'longrope', factor: 32,
+              originalMaxPositionEmbeddings: 4096, seqLen: 8192,
+              shortFactor: shortFactor.slice(0, 7), longFactor } };
+    const yarnPrf = {
+      d: 64, maxLen: 1, dtype: 'bfloat16', layout: 'rotate_half',
+      partialRotaryFactor: 0.5,
+      rope: { type: 'yarn', factor: 40, originalMaxPositionEmbeddings: 4096,
+              betaFast: 32, betaSlow: 1, mscale: 1, mscaleAllDim: 0.707 } };
+    // A grid table, maxLen unset.
+    const crop = { d: 32, dtype: 'float16', layout: 'concat_sin_cos', grid: {
+      axes: [
+        { size: 3, channels: 16, firstIndex: 10, positionNumerator: 1,
+          positionDenominator: 3 },
+        { size: 5, channels: 16, firstIndex: 9, positionNumerator: 1,
+          positionDenominator: 3 }],
+      channelOrder: [1, 0], extraZeroRows: 1 } };
+
+    if (sharedMemory) {
+      const tables = [['d4_f32', d4], ['d512_f64_concat', d512],
+        ['d1024_f16_t2t', d1024], ['d64_bf16_cossin', d64],
+        ['rope_llama3_bf16', llama3], ['rope_yarn_pairs_f32', yarn],
+        ['rope_longrope_f64', longrope], ['grid_crop_f16', crop]];
+      let read = 0;
+      for (const [name, spec] of tables) {
+        const table = await tensorLine('GetTable', name, client.table(spec));
+        if (table?.sharedMemory) read++;
+      }
+      console.log(`SharedMemory mapped ${read} of ${tables.length}`);
+      return;
+    }
+
+    await tensorLine('GetTable', 'd4_f32', client.table(d4));
+    await tensorLine('GetTable', 'd512_f64_concat', client.table(d512));
+    await tensorLine('GetTable', 'd1024_f16_t2t', client.table(d1024));
+    await tensorLine('GetTable', 'd64_bf16_cossin', client.table(d64));
 
     const rows = [];
     let dtype;
@@ -76,37 +141,6 @@ async function main() {
     console.log(`GetStats max_message_bytes ${stats.server.maxMessageBytes}`);
 
     // RoPE.
-    const llama3 = {
-      d: 128, base: 500000, maxLen: 32, dtype: 'bfloat16',
-      layout: 'rotate_half',
-      rope: { type: 'llama3', factor: 8, originalMaxPositionEmbeddings: 8192,
-              lowFreqFactor: 1, highFreqFactor: 4 } };
-    const yarn = {
-      d: 64, base: 150000, maxLen: 16, dtype: 'float32',
-      layout: 'interleaved_pairs',
-      rope: { type: 'yarn', factor: 32, originalMaxPositionEmbeddings: 4096,
-              betaFast: 32, betaSlow: 1, truncate: false } };
-    const shortFactor = [1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5];
-    const longFactor = [1, 1.5, 2.5, 4, 7, 12, 20, 32.5];
-    const longrope = {
-      d: 16, maxLen: 16, dtype: 'float64', layout: 'concat_cos_sin',
-      rope: { type: 'longrope', factor: 32,
-              originalMaxPositionEmbeddings: 4096, seqLen: 8192,
-              shortFactor, longFactor } };
-    const dynamic = {
-      d: 32, maxLen: 40, dtype: 'float16', layout: 'rotate_half',
-      rope: { type: 'dynamic', factor: 2, originalMaxPositionEmbeddings: 16,
-              seqLen: 40 } };
-    const badList = {
-      d: 16, maxLen: 16, dtype: 'float64', layout: 'concat_cos_sin',
-      rope: { type: 'longrope', factor: 32,
-              originalMaxPositionEmbeddings: 4096, seqLen: 8192,
-              shortFactor: shortFactor.slice(0, 7), longFactor } };
-    const yarnPrf = {
-      d: 64, maxLen: 1, dtype: 'bfloat16', layout: 'rotate_half',
-      partialRotaryFactor: 0.5,
-      rope: { type: 'yarn', factor: 40, originalMaxPositionEmbeddings: 4096,
-              betaFast: 32, betaSlow: 1, mscale: 1, mscaleAllDim: 0.707 } };
     await tensorLine('GetTable', 'rope_llama3_bf16', client.table(llama3));
     await tensorLine('GetTable', 'rope_yarn_pairs_f32', client.table(yarn));
     await tensorLine('GetTable', 'rope_longrope_f64', client.table(longrope));
@@ -149,13 +183,6 @@ async function main() {
     await tensorLine('Encode', 'past_limit', client.encode(flux, [17000]));
 
     // A grid table, maxLen unset.
-    const crop = { d: 32, dtype: 'float16', layout: 'concat_sin_cos', grid: {
-      axes: [
-        { size: 3, channels: 16, firstIndex: 10, positionNumerator: 1,
-          positionDenominator: 3 },
-        { size: 5, channels: 16, firstIndex: 9, positionNumerator: 1,
-          positionDenominator: 3 }],
-      channelOrder: [1, 0], extraZeroRows: 1 } };
     await tensorLine('GetTable', 'grid_crop_f16', client.table(crop));
 
     console.log('Key d4_f32 ' + routingKey({ d: 4, maxLen: 1 }));

@@ -8,6 +8,11 @@ transcript computed by make_golden with MPFR, and that the worked example
 d=4 pos=2 is (0.9093, -0.4161, 0.0200, 0.9998) within 1e-4. With
 --make-golden it also checks that the committed goldens are current.
 
+Then a second server with --shm_dir (a fresh directory under /dev/shm,
+removed after): the Go and Node clients fetch the script's GetTable tables
+through shared memory (--shared-memory), and each line must equal the
+golden line of the same name, every table read from the server's files.
+
 Every step has a timeout and the server is stopped on every exit path (and
 dies with this process, via PR_SET_PDEATHSIG).
 """
@@ -15,6 +20,7 @@ dies with this process, via PR_SET_PDEATHSIG).
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +33,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-grpcio
 EXAMPLE = (0.9093, -0.4161, 0.0200, 0.9998)
 CLIENT_SECONDS = 40
+# The GetTable lines a client fetches through shared memory (SCRIPT.md).
+SHM_TABLES = ("d4_f32", "d512_f64_concat", "d1024_f16_t2t", "d64_bf16_cossin",
+              "rope_llama3_bf16", "rope_yarn_pairs_f32", "rope_longrope_f64",
+              "grid_crop_f16")
 
 
 def run(name, argv, env=None, timeout=CLIENT_SECONDS):
@@ -53,6 +63,21 @@ def check_example(language, lines):
                                for a, b in zip(values, EXAMPLE)):
         return f"{language}: example {values} != {EXAMPLE} (+-1e-4)"
     return None
+
+
+def check_shared_memory(language, lines, golden):
+    """A --shared-memory run: the golden GetTable line of each SHM_TABLES
+    name, then every table mapped. Returns the failures."""
+    want = [next(g for g in golden if g.startswith(f"GetTable {name} "))
+            for name in SHM_TABLES]
+    want.append(f"SharedMemory mapped {len(SHM_TABLES)} of "
+                f"{len(SHM_TABLES)}")
+    if len(lines) != len(want):
+        return [f"{language} shared memory: {len(lines)} lines, want "
+                f"{len(want)}:\n" + "\n".join(lines)]
+    return [f"{language} shared memory: got  {got}\n"
+            f"{' ' * len(language)}                want {w}"
+            for got, w in zip(lines, want) if got != w]
 
 
 def main():
@@ -98,6 +123,26 @@ def main():
         finally:
             server.stop()
 
+        shm_dir = tempfile.mkdtemp(prefix="posenc-interop-", dir="/dev/shm")
+        server = ServerProcess(args.server, os.path.join(tmp, "shm.log"),
+                               ["--max_message_bytes=1048576",
+                                f"--shm_dir={shm_dir}"])
+        try:
+            target = f"127.0.0.1:{server.wait_for_port()}"
+            shm_outputs = {
+                "go": run("go shared memory",
+                          [args.go, target, "--shared-memory"]),
+                "node": run("node shared memory", ["node", os.path.join(
+                    HERE, "interop_node.js"), target, args.node_dir,
+                    "--shared-memory"]),
+            }
+        except Exception:
+            print("server log:\n" + server.tail(), file=sys.stderr)
+            raise
+        finally:
+            server.stop()
+            shutil.rmtree(shm_dir, ignore_errors=True)
+
     print(f"{'golden':8} " + "\n         ".join(golden))
     for language, lines in outputs.items():
         if lines != outputs["cpp"]:
@@ -112,11 +157,16 @@ def main():
         failure = check_example(language, lines)
         if failure:
             failures.append(failure)
+    for language, lines in shm_outputs.items():
+        failures += check_shared_memory(language, lines, golden)
     for language, lines in outputs.items():
         same = sum(g == w for g, w in zip(lines, golden))
         print(f"{language:8} {same}/{len(golden)} lines equal the goldens")
+    for language, lines in shm_outputs.items():
+        print(f"{language:8} shared memory: " + " | ".join(lines[-1:]))
 
     checks = len(outputs) * (len(golden) + 3) + (1 if args.make_golden else 0)
+    checks += len(shm_outputs) * (len(SHM_TABLES) + 1)
     for failure in failures:
         print("FAIL " + failure)
     print(f"interop: {checks - len(failures)} passed, {len(failures)} failed")

@@ -6,13 +6,15 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-// posenc_server on 127.0.0.1:0; resolves { target, logPath, stop }.
-async function startServer() {
+// posenc_server on 127.0.0.1:0, with flags added; resolves
+// { target, logPath, stop }.
+async function startServer(flags = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'posenc-node-'));
   const logPath = path.join(dir, 'server.log');
   const log = fs.openSync(logPath, 'w');
   const child = spawn(process.env.POSENC_SERVER,
-    ['--listen=127.0.0.1:0', '--lame_duck_seconds=0', '--grace_seconds=1'],
+    ['--listen=127.0.0.1:0', '--lame_duck_seconds=0', '--grace_seconds=1',
+      ...flags],
     { stdio: ['ignore', log, log] });
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {

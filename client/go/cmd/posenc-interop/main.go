@@ -1,7 +1,9 @@
 // Command posenc-interop runs the interop script (tests/interop/SCRIPT.md)
-// with the Go client and prints one line per call.
+// with the Go client and prints one line per call. With --shared-memory it
+// fetches the script's GetTable tables through shared memory instead (the
+// server runs with --shm_dir): their lines, then how many were mapped.
 //
-// Usage: posenc-interop HOST:PORT
+// Usage: posenc-interop HOST:PORT [--shared-memory]
 package main
 
 import (
@@ -65,55 +67,35 @@ func u32(v uint32) *uint32 { return &v }
 
 func boolPtr(v bool) *bool { return &v }
 
+// namedSpec is one GetTable line of the script.
+type namedSpec struct {
+	name string
+	spec posenc.Spec
+}
+
 func main() {
-	if len(os.Args) != 2 {
-		log.Fatalf("usage: %s HOST:PORT", os.Args[0])
+	if len(os.Args) != 2 && (len(os.Args) != 3 || os.Args[2] != "--shared-memory") {
+		log.Fatalf("usage: %s HOST:PORT [--shared-memory]", os.Args[0])
 	}
-	c, err := posenc.Dial(os.Args[1], posenc.WithTimeout(20*time.Second))
+	sharedMemory := len(os.Args) == 3
+	opts := []posenc.Option{posenc.WithTimeout(20 * time.Second)}
+	if sharedMemory {
+		opts = append(opts, posenc.WithSharedMemory())
+	}
+	c, err := posenc.Dial(os.Args[1], opts...)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 	ctx := context.Background()
 
-	t, err := c.Table(ctx, posenc.Spec{D: 4, MaxLen: 16})
-	printTensor("GetTable", "d4_f32", t, err)
-	t, err = c.Table(ctx, posenc.Spec{D: 512, Base: 500.5, MaxLen: 40,
-		DType: pb.DType_DTYPE_FLOAT64, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS})
-	printTensor("GetTable", "d512_f64_concat", t, err)
-	t, err = c.Table(ctx, posenc.Spec{D: 1024, Base: 1e6, MaxLen: 24,
-		DType: pb.DType_DTYPE_FLOAT16, Frequency: pb.Frequency_FREQUENCY_T2T})
-	printTensor("GetTable", "d1024_f16_t2t", t, err)
-	t, err = c.Table(ctx, posenc.Spec{D: 64, MaxLen: 100,
-		DType: pb.DType_DTYPE_BFLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_COS_SIN})
-	printTensor("GetTable", "d64_bf16_cossin", t, err)
-
-	var rows collector
-	err = c.Rows(ctx, posenc.Spec{D: 512, MaxLen: 64}, posenc.Range{Start: 5, End: u32(37)}, rows.add)
-	printPayload("StreamRows", "d512_f32_5_37", rows.dtype, rows.rows, 512, rows.data, err)
-	var batches collector
-	err = c.Batches(ctx, posenc.Spec{D: 256, MaxLen: 128, DType: pb.DType_DTYPE_BFLOAT16,
-		Frequency: pb.Frequency_FREQUENCY_T2T}, posenc.Range{Start: 3, End: u32(100)}, 7, batches.add)
-	printPayload("StreamBatches", "d256_bf16_t2t_3_100_by7", batches.dtype, batches.rows, 256, batches.data, err)
-	t, err = c.Gather(ctx, posenc.Spec{D: 128, Base: 1234.5, MaxLen: 64,
-		DType: pb.DType_DTYPE_FLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS},
-		[]uint32{9, 0, 9, 63, 1, 2, 2, 40})
-	printTensor("GetRows", "d128_f16_concat", t, err)
-
-	t, err = c.Table(ctx, posenc.Spec{D: 5, MaxLen: 8})
-	printTensor("GetTable", "odd_d", t, err)
-	t, err = c.Gather(ctx, posenc.Spec{D: 4, MaxLen: 16}, []uint32{3, 16})
-	printTensor("GetRows", "past_max_len", t, err)
-	t, err = c.Table(ctx, posenc.Spec{D: 1024, MaxLen: 512})
-	printTensor("GetTable", "over_max_message", t, err)
-
-	stats, err := c.Stats(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("GetStats max_message_bytes %d\n", stats.GetServer().GetMaxMessageBytes())
-
-	// RoPE.
+	d4 := posenc.Spec{D: 4, MaxLen: 16}
+	d512 := posenc.Spec{D: 512, Base: 500.5, MaxLen: 40,
+		DType: pb.DType_DTYPE_FLOAT64, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS}
+	d1024 := posenc.Spec{D: 1024, Base: 1e6, MaxLen: 24,
+		DType: pb.DType_DTYPE_FLOAT16, Frequency: pb.Frequency_FREQUENCY_T2T}
+	d64 := posenc.Spec{D: 64, MaxLen: 100,
+		DType: pb.DType_DTYPE_BFLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_COS_SIN}
 	llama3 := posenc.Spec{D: 128, Base: 500000, MaxLen: 32, DType: pb.DType_DTYPE_BFLOAT16,
 		Layout: pb.Layout_LAYOUT_ROTATE_HALF,
 		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_LLAMA3, Factor: 8,
@@ -143,6 +125,64 @@ func main() {
 		Rope: &pb.RopeScaling{Type: pb.RopeType_ROPE_TYPE_YARN, Factor: 40,
 			OriginalMaxPositionEmbeddings: 4096, BetaFast: 32, BetaSlow: 1,
 			Mscale: 1, MscaleAllDim: 0.707}}
+	crop := posenc.Spec{D: 32, DType: pb.DType_DTYPE_FLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS,
+		Grid: &pb.GridSpec{Axes: []*pb.GridSpecAxis{
+			{Size: 3, Channels: 16, FirstIndex: 10, PositionNumerator: 1, PositionDenominator: 3},
+			{Size: 5, Channels: 16, FirstIndex: 9, PositionNumerator: 1, PositionDenominator: 3}},
+			ChannelOrder: []uint32{1, 0}, ExtraZeroRows: 1}}
+
+	if sharedMemory {
+		tables := []namedSpec{{"d4_f32", d4}, {"d512_f64_concat", d512}, {"d1024_f16_t2t", d1024},
+			{"d64_bf16_cossin", d64}, {"rope_llama3_bf16", llama3}, {"rope_yarn_pairs_f32", yarn},
+			{"rope_longrope_f64", longrope}, {"grid_crop_f16", crop}}
+		mapped := 0
+		for _, table := range tables {
+			t, err := c.Table(ctx, table.spec)
+			printTensor("GetTable", table.name, t, err)
+			if err == nil && t.Mapped() {
+				mapped++
+				t.Close()
+			}
+		}
+		fmt.Printf("SharedMemory mapped %d of %d\n", mapped, len(tables))
+		return
+	}
+
+	t, err := c.Table(ctx, d4)
+	printTensor("GetTable", "d4_f32", t, err)
+	t, err = c.Table(ctx, d512)
+	printTensor("GetTable", "d512_f64_concat", t, err)
+	t, err = c.Table(ctx, d1024)
+	printTensor("GetTable", "d1024_f16_t2t", t, err)
+	t, err = c.Table(ctx, d64)
+	printTensor("GetTable", "d64_bf16_cossin", t, err)
+
+	var rows collector
+	err = c.Rows(ctx, posenc.Spec{D: 512, MaxLen: 64}, posenc.Range{Start: 5, End: u32(37)}, rows.add)
+	printPayload("StreamRows", "d512_f32_5_37", rows.dtype, rows.rows, 512, rows.data, err)
+	var batches collector
+	err = c.Batches(ctx, posenc.Spec{D: 256, MaxLen: 128, DType: pb.DType_DTYPE_BFLOAT16,
+		Frequency: pb.Frequency_FREQUENCY_T2T}, posenc.Range{Start: 3, End: u32(100)}, 7, batches.add)
+	printPayload("StreamBatches", "d256_bf16_t2t_3_100_by7", batches.dtype, batches.rows, 256, batches.data, err)
+	t, err = c.Gather(ctx, posenc.Spec{D: 128, Base: 1234.5, MaxLen: 64,
+		DType: pb.DType_DTYPE_FLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS},
+		[]uint32{9, 0, 9, 63, 1, 2, 2, 40})
+	printTensor("GetRows", "d128_f16_concat", t, err)
+
+	t, err = c.Table(ctx, posenc.Spec{D: 5, MaxLen: 8})
+	printTensor("GetTable", "odd_d", t, err)
+	t, err = c.Gather(ctx, posenc.Spec{D: 4, MaxLen: 16}, []uint32{3, 16})
+	printTensor("GetRows", "past_max_len", t, err)
+	t, err = c.Table(ctx, posenc.Spec{D: 1024, MaxLen: 512})
+	printTensor("GetTable", "over_max_message", t, err)
+
+	stats, err := c.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("GetStats max_message_bytes %d\n", stats.GetServer().GetMaxMessageBytes())
+
+	// RoPE.
 	t, err = c.Table(ctx, llama3)
 	printTensor("GetTable", "rope_llama3_bf16", t, err)
 	t, err = c.Table(ctx, yarn)
@@ -184,11 +224,6 @@ func main() {
 	printTensor("Encode", "past_limit", t, err)
 
 	// A grid table, MaxLen unset.
-	crop := posenc.Spec{D: 32, DType: pb.DType_DTYPE_FLOAT16, Layout: pb.Layout_LAYOUT_CONCAT_SIN_COS,
-		Grid: &pb.GridSpec{Axes: []*pb.GridSpecAxis{
-			{Size: 3, Channels: 16, FirstIndex: 10, PositionNumerator: 1, PositionDenominator: 3},
-			{Size: 5, Channels: 16, FirstIndex: 9, PositionNumerator: 1, PositionDenominator: 3}},
-			ChannelOrder: []uint32{1, 0}, ExtraZeroRows: 1}}
 	t, err = c.Table(ctx, crop)
 	printTensor("GetTable", "grid_crop_f16", t, err)
 
