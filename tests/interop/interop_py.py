@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Runs the interop script (SCRIPT.md) with the Python client.
 
-Usage: /usr/bin/python3 interop_py.py HOST:PORT
+Usage: /usr/bin/python3 interop_py.py HOST:PORT [--shared-memory]
 (posenc and its generated posenc.v1 must be importable, see PYTHONPATH).
+--shared-memory fetches only the script's GetTable tables, through shared
+memory (SCRIPT.md, "Shared memory"; the server runs with --shm_dir).
 """
 
 import hashlib
+import mmap
 import sys
 
 import numpy as np
@@ -31,18 +34,78 @@ def error_line(rpc, name, call):
         print(f"{rpc} {name} {error.code_name}")
 
 
+def tables():
+    """The script's successful GetTable tables, by line name, in order."""
+    T, R, G = posenc.TableSpec, posenc.RopeScaling, posenc.GridAxis
+    return {
+        "d4_f32": T(d=4, max_len=16),
+        "d512_f64_concat": T(d=512, base=500.5, max_len=40, dtype="float64",
+                             layout="concat_sin_cos"),
+        "d1024_f16_t2t": T(d=1024, base=1e6, max_len=24, dtype="float16",
+                           frequency="t2t"),
+        "d64_bf16_cossin": T(d=64, max_len=100, dtype="bfloat16",
+                             layout="concat_cos_sin"),
+        "rope_llama3_bf16": T(
+            d=128, base=500000, max_len=32, dtype="bfloat16",
+            layout="rotate_half",
+            rope=R(type="llama3", factor=8,
+                   original_max_position_embeddings=8192, low_freq_factor=1,
+                   high_freq_factor=4)),
+        "rope_yarn_pairs_f32": T(
+            d=64, base=150000, max_len=16, dtype="float32",
+            layout="interleaved_pairs",
+            rope=R(type="yarn", factor=32,
+                   original_max_position_embeddings=4096, beta_fast=32,
+                   beta_slow=1, truncate=False)),
+        "rope_longrope_f64": T(
+            d=16, max_len=16, dtype="float64", layout="concat_cos_sin",
+            rope=R(type="longrope", factor=32,
+                   original_max_position_embeddings=4096, seq_len=8192,
+                   short_factor=LONGROPE_SHORT, long_factor=LONGROPE_LONG)),
+        "grid_crop_f16": T(
+            d=32, dtype="float16", layout="concat_sin_cos",
+            grid=posenc.GridSpec(
+                axes=(G(3, 16, first_index=10, numerator=1, denominator=3),
+                      G(5, 16, first_index=9, numerator=1, denominator=3)),
+                channel_order=(1, 0), extra_zero_rows=1)),
+    }
+
+
+LONGROPE_SHORT = [1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5]
+LONGROPE_LONG = [1, 1.5, 2.5, 4, 7, 12, 20, 32.5]
+
+
+def mapped(array) -> bool:
+    """Whether the array's memory is a mapped file (its base chain holds an
+    mmap), not received bytes."""
+    while array is not None:
+        if isinstance(array, mmap.mmap):
+            return True
+        array = getattr(array, "base", getattr(array, "obj", None))
+    return False
+
+
+def shared_memory(target):
+    named = tables()
+    with posenc.Client(target, timeout=20, shared_memory=True) as client:
+        count = 0
+        for name, spec in named.items():
+            table = client.table(spec)
+            line("GetTable", name, table)
+            count += mapped(table)
+    print(f"SharedMemory mapped {count} of {len(named)}")
+
+
 def main():
+    if sys.argv[2:] == ["--shared-memory"]:
+        shared_memory(sys.argv[1])
+        return
+    named = tables()
     with posenc.Client(sys.argv[1], timeout=20) as client:
         T = posenc.TableSpec
-        line("GetTable", "d4_f32", client.table(T(d=4, max_len=16)))
-        line("GetTable", "d512_f64_concat", client.table(
-            T(d=512, base=500.5, max_len=40, dtype="float64",
-              layout="concat_sin_cos")))
-        line("GetTable", "d1024_f16_t2t", client.table(
-            T(d=1024, base=1e6, max_len=24, dtype="float16",
-              frequency="t2t")))
-        line("GetTable", "d64_bf16_cossin", client.table(
-            T(d=64, max_len=100, dtype="bfloat16", layout="concat_cos_sin")))
+        for name in ("d4_f32", "d512_f64_concat", "d1024_f16_t2t",
+                     "d64_bf16_cossin"):
+            line("GetTable", name, client.table(named[name]))
 
         spec = T(d=512, max_len=64)
         line("StreamRows", "d512_f32_5_37", np.stack(
@@ -66,24 +129,10 @@ def main():
         print(f"GetStats max_message_bytes {limit}")
 
         R = posenc.RopeScaling  # RoPE
-        llama3 = T(d=128, base=500000, max_len=32, dtype="bfloat16",
-                   layout="rotate_half",
-                   rope=R(type="llama3", factor=8,
-                          original_max_position_embeddings=8192,
-                          low_freq_factor=1, high_freq_factor=4))
-        yarn = T(d=64, base=150000, max_len=16, dtype="float32",
-                 layout="interleaved_pairs",
-                 rope=R(type="yarn", factor=32,
-                        original_max_position_embeddings=4096,
-                        beta_fast=32, beta_slow=1, truncate=False))
-        short = [1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5]
-        long = [1, 1.5, 2.5, 4, 7, 12, 20, 32.5]
-        longrope = T(d=16, max_len=16, dtype="float64",
-                     layout="concat_cos_sin",
-                     rope=R(type="longrope", factor=32,
-                            original_max_position_embeddings=4096,
-                            seq_len=8192, short_factor=short,
-                            long_factor=long))
+        llama3 = named["rope_llama3_bf16"]
+        yarn = named["rope_yarn_pairs_f32"]
+        longrope = named["rope_longrope_f64"]
+        short, long = LONGROPE_SHORT, LONGROPE_LONG
         dynamic = T(d=32, max_len=40, dtype="float16", layout="rotate_half",
                     rope=R(type="dynamic", factor=2,
                            original_max_position_embeddings=16, seq_len=40))
@@ -134,14 +183,7 @@ def main():
         error_line("Encode", "past_limit",
                    lambda: client.encode(flux, [17000]))
 
-        G = posenc.GridAxis  # a grid table, max_len unset
-        crop = T(d=32, dtype="float16", layout="concat_sin_cos",
-                 grid=posenc.GridSpec(
-                     axes=(G(3, 16, first_index=10, numerator=1,
-                             denominator=3),
-                           G(5, 16, first_index=9, numerator=1,
-                             denominator=3)),
-                     channel_order=(1, 0), extra_zero_rows=1))
+        crop = named["grid_crop_f16"]  # a grid table, max_len unset
         line("GetTable", "grid_crop_f16", client.table(crop))
 
         T = posenc.TableSpec  # keys of the specs above and tricky bases

@@ -9,7 +9,7 @@ d=4 pos=2 is (0.9093, -0.4161, 0.0200, 0.9998) within 1e-4. With
 --make-golden it also checks that the committed goldens are current.
 
 Then a second server with --shm_dir (a fresh directory under /dev/shm,
-removed after): the Go and Node clients fetch the script's GetTable tables
+removed after): the Python, Go and Node clients fetch the script's GetTable tables
 through shared memory (--shared-memory), and each line must equal the
 golden line of the same name, every table read from the server's files.
 
@@ -130,6 +130,9 @@ def main():
         try:
             target = f"127.0.0.1:{server.wait_for_port()}"
             shm_outputs = {
+                "python": run("python shared memory", [PYTHON, os.path.join(
+                    HERE, "interop_py.py"), target, "--shared-memory"],
+                    env=py_env),
                 "go": run("go shared memory",
                           [args.go, target, "--shared-memory"]),
                 "node": run("node shared memory", ["node", os.path.join(
