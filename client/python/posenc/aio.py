@@ -67,6 +67,7 @@ class Client:
 
     async def close(self) -> None:
         await self._channel.close()
+        self._shm.close()
 
     async def __aenter__(self) -> "Client":
         return self

@@ -78,6 +78,7 @@ class Client:
 
     def close(self) -> None:
         self._channel.close()
+        self._shm.close()
 
     def __enter__(self) -> "Client":
         return self

@@ -128,6 +128,20 @@ class SharedMemoryTest(unittest.TestCase):
         self.assertEqual(raised.exception.code, grpc.StatusCode.DATA_LOSS)
         self.assertIn(naming, raised.exception.message)
 
+    def test_SecondCall_ReusesTheCheckedMappingNoNewMap(self):
+        spec = posenc.TableSpec(d=64, max_len=256)
+        first = self.shm.table(spec)
+        second = self.shm.table(spec)
+        # The same mapping, not a second one: step 6 skipped mmap and XXH64.
+        self.assertEqual(first.ctypes.data, second.ctypes.data)
+        self.assertEqual(second.tobytes(),
+                         self.server.client.table(spec).tobytes())
+        # A new client maps anew.
+        with posenc.Client(self.server.target, shared_memory=True) as other:
+            third = other.table(spec)
+        self.assertNotEqual(third.ctypes.data, first.ctypes.data)
+        self.assertEqual(self.table_file(third), self.table_file(first))
+
     def test_FileMadeWritable_DataLossNamingTheMode(self):
         spec = posenc.TableSpec(d=64, max_len=256)
         path = self.table_file(self.shm.table(spec))
@@ -245,6 +259,17 @@ class EvictionTest(unittest.TestCase):
 
     def tearDown(self):
         self.server.stop()
+
+    def test_Evicted_ClientKeepsNoDescriptorOfTheUnlinkedFile(self):
+        with posenc.Client(self.server.target, shared_memory=True) as client:
+            path = mapped_file(client.table(FIRST).ctypes.data)
+            evict_first(self.server, self)
+            client.table(SECOND)  # drops the entry of the unlinked file
+            fds = [os.readlink(f"/proc/self/fd/{fd}")
+                   for fd in os.listdir("/proc/self/fd")
+                   if os.path.exists(f"/proc/self/fd/{fd}")]
+            self.assertNotIn(path + " (deleted)", fds)
+            self.assertNotIn(path, fds)
 
     def test_EvictedWhileMapped_ArrayKeepsValuesFileUnlinked(self):
         with posenc.Client(self.server.target, shared_memory=True) as client:
