@@ -23,10 +23,12 @@
 #                                   table of the same dtype, every dtype
 #                                   (>= 0.5x)
 #   2f. bench/shm_read_python.py    a cached 16 MiB table read whole by a
-#                                   Python client through shared memory, vs
-#                                   gRPC bytes (>= 10x), numpy computing it
-#                                   (>= 5x) and a numpy copy (>= 0.5x); then
-#                                   on a tmpfs of 2 MiB pages (--huge-tmpfs)
+#                                   Python client through shared memory
+#                                   (repeated read, and first read of the
+#                                   file), vs gRPC bytes (>= 10x), numpy
+#                                   computing it (>= 5x) and a numpy copy
+#                                   (>= 0.5x); then on a tmpfs of 2 MiB
+#                                   pages (--huge-tmpfs)
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
