@@ -641,6 +641,8 @@ struct RealEncodingPlan::AngleState {
   std::unique_ptr<double[]> sj, cj, sj_lo, cj_lo;
   std::unique_ptr<float[]> sj_f, cj_f;
   std::vector<uint8_t> built;
+  // ComputeSegmentRun's scratch rows.
+  std::vector<std::byte> run_rows;
 };
 
 void RealEncodingPlan::ComputeMultiAxisRows(absl::Span<const double> positions,
@@ -686,22 +688,140 @@ void RealEncodingPlan::ComputeMultiAxisRows(absl::Span<const double> positions,
       continue;
     }
     if (previous_holds_segments) std::memcpy(row, row - row_bytes, row_bytes);
+    size_t changed = 0, last = 0;
     for (size_t k = 0; k < segments_.size(); ++k) {
       const Segment& s = segments_[k];
       const Wrote wrote = ComputeSegmentAt(s, k, point[s.coordinate], st,
                                            scratch.data(), nullptr);
-      if (previous_holds_segments && wrote == Wrote::kScratch) {
-        PlaceRuns(spec_.layout, spec_.dtype, pairs_, &runs_[segment_runs_[k]],
-                  segment_runs_[k + 1] - segment_runs_[k], scratch.data(),
-                  scratch.data() + half_bytes, row);
-      }
+      if (wrote != Wrote::kScratch) continue;
+      ++changed;
+      last = k;
+      if (previous_holds_segments) PlaceSegment(k, scratch.data(), row);
     }
     if (!previous_holds_segments) {
       PlaceRuns(spec_.layout, spec_.dtype, pairs_, runs_.data(), runs_.size(),
                 scratch.data(), scratch.data() + half_bytes, row);
     }
     previous_holds_segments = true;
+    if (changed == 1) {
+      // An image row: the points after it that step only this segment's
+      // coordinate by one from its anchor, in one kernel call.
+      p += ComputeSegmentRun(positions, p, last, st, scratch.data(), out);
+    }
   }
+}
+
+void RealEncodingPlan::PlaceSegment(size_t k, const std::byte* scratch,
+                                    std::byte* row) const {
+  PlaceRuns(spec_.layout, spec_.dtype, pairs_, &runs_[segment_runs_[k]],
+            segment_runs_[k + 1] - segment_runs_[k], scratch,
+            scratch + size_t{compute_pairs_} * dtype_size_, row);
+}
+
+// The `slow` callback of a run of one segment's rows: column r * count + i
+// is pair i of the segment in the run's scratch row r, at x0 + j + r.
+struct RealSlowSegmentRunColumn {
+  const RealEncodingPlan* plan;
+  const RealEncodingPlan::Segment* segment;
+  double x0;
+  uint32_t j;       // the run's first row's
+  std::byte* rows;  // the run's scratch rows
+  size_t row_bytes;
+  static void Call(void* self, uint32_t column) {
+    const auto* s = static_cast<const RealSlowSegmentRunColumn*>(self);
+    const uint32_t r = column / s->segment->count;
+    const uint32_t i = column % s->segment->count;
+    const double x = s->x0 + (s->j + r);  // exact (checked by the caller)
+    s->plan->ComputeValue(*s->segment, i, x, s->rows + r * s->row_bytes);
+  }
+};
+
+size_t RealEncodingPlan::ComputeSegmentRun(absl::Span<const double> positions,
+                                           size_t p, size_t k, AngleState& st,
+                                           std::byte* scratch,
+                                           std::byte* out) const {
+  if (st.step == 0 || !st.has_anchor[k]) return 0;
+  const Segment& s = segments_[k];
+  const size_t coords = spec_.coordinates;
+  const size_t points = positions.size() / coords;
+  const double* base = positions.data() + p * coords;
+  const double x0 = st.anchor[k];
+  const double jp = base[s.coordinate] - x0;  // exact: point p's
+  if (!(jp >= 0 && jp < st.step)) return 0;
+  const uint32_t first = static_cast<uint32_t>(jp) + 1;
+  size_t n = 0;
+  for (uint32_t j = first; j < st.step && p + 1 + n < points; ++j, ++n) {
+    const double* point = base + (1 + n) * coords;
+    bool same = true;  // every other coordinate as point p's
+    for (size_t c = 0; same && c < coords; ++c) {
+      same = c == s.coordinate || SameBits(point + c, base + c, 1);
+    }
+    double sum, err;
+    TwoSum(x0, j, sum, err);
+    const double x = point[s.coordinate];
+    if (!same || x == 0 || sum != x || err != 0) break;
+    if (!EnsureTableRow(s, k, j, st)) return 0;
+  }
+  if (n < 2) return 0;  // not worth the run's scratch rows
+  // The run's rows in scratch rows of their own (the segment's part only).
+  const size_t scratch_bytes = 2 * size_t{compute_pairs_} * dtype_size_;
+  std::vector<std::byte>& rows = st.run_rows;
+  rows.resize(n * scratch_bytes);
+  const size_t w = s.words, at = size_t{first} * st.words + w;
+  RealSlowSegmentRunColumn ctx{this, &s, x0, first, rows.data(), scratch_bytes};
+  AnchorRun run;
+  run.rows = static_cast<uint32_t>(n);
+  run.table_stride = st.words;
+  run.row_stride = scratch_bytes / dtype_size_;
+  std::byte* first_row = rows.data() + size_t{s.first} * dtype_size_;
+  bool ok = false;
+  switch (spec_.dtype) {
+    case DType::kFloat32:
+      ok = Float32RowsFromAnchorSimd(&st.s0[w], &st.c0[w], &st.sj[at],
+                                     &st.cj[at], run, s.count, compute_pairs_,
+                                     Layout::kConcatSinCos,
+                                     reinterpret_cast<float*>(first_row),
+                                     RealSlowSegmentRunColumn::Call, &ctx);
+      break;
+    case DType::kFloat64: {
+      const DdArrays a{&st.s0[w],  &st.s0_lo[w],  &st.c0[w],  &st.c0_lo[w],
+                       &st.sj[at], &st.sj_lo[at], &st.cj[at], &st.cj_lo[at]};
+      ok = Float64RowsFromAnchorSimd(a, run, s.count, compute_pairs_,
+                                     Layout::kConcatSinCos,
+                                     reinterpret_cast<double*>(first_row),
+                                     RealSlowSegmentRunColumn::Call, &ctx);
+      break;
+    }
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const Half16Arrays a{&st.s0_f[w], &st.c0_f[w], &st.sj_f[at], &st.cj_f[at],
+                           &st.s0[w],   &st.c0[w],   &st.sj[at],   &st.cj[at]};
+      ok = Half16RowsFromAnchorF32Simd(a, run, s.count, compute_pairs_,
+                                       Layout::kConcatSinCos,
+                                       spec_.dtype == DType::kBFloat16,
+                                       reinterpret_cast<uint16_t*>(first_row),
+                                       RealSlowSegmentRunColumn::Call, &ctx);
+      break;
+    }
+  }
+  if (!ok) return 0;
+  const size_t row_bytes = spec_.row_bytes();
+  std::byte* row = out + (p + 1) * row_bytes;
+  for (size_t r = 0; r < n; ++r, row += row_bytes) {
+    std::memcpy(row, row - row_bytes, row_bytes);
+    PlaceSegment(k, rows.data() + r * scratch_bytes, row);
+  }
+  // The scratch row holds the segment at the run's last point.
+  const std::byte* last = rows.data() + (n - 1) * scratch_bytes;
+  const size_t off = size_t{s.first} * dtype_size_;
+  const size_t len = size_t{s.count} * dtype_size_;
+  const size_t half_bytes = scratch_bytes / 2;
+  std::memcpy(scratch + off, last + off, len);
+  std::memcpy(scratch + half_bytes + off, last + half_bytes + off, len);
+  const double x = base[n * coords + s.coordinate];
+  std::memcpy(&st.current[k], &x, sizeof x);
+  st.has_current[k] = 1;
+  return n;
 }
 
 RealEncodingPlan::Wrote RealEncodingPlan::ComputeSegmentAt(

@@ -145,6 +145,16 @@ class RealEncodingPlan {
   size_t ComputeWholeRun(absl::Span<const double> positions, size_t p,
                          AngleState& st, std::byte* scratch,
                          std::byte* out) const;
+  // After point p, whose only changed segment is k (in the scratch row,
+  // placed): the points that follow it changing only segment k's
+  // coordinate, to x + 1, x + 2, ... from its anchor, computed by one
+  // kernel call into scratch rows, each placed over a copy of the row
+  // before it. Returns how many (0: none, too few, or no SIMD target).
+  size_t ComputeSegmentRun(absl::Span<const double> positions, size_t p,
+                           size_t k, AngleState& st, std::byte* scratch,
+                           std::byte* out) const;
+  // Places segment k's pairs from the scratch row into the output row.
+  void PlaceSegment(size_t k, const std::byte* scratch, std::byte* row) const;
   // rotate_half rows of whole_ written straight: the copies of cos and sin.
   void CopyRotateHalf(std::byte* row, size_t rows) const;
   // Places pair i of whole_ from the scratch row into the output row.
@@ -170,6 +180,7 @@ class RealEncodingPlan {
                  std::byte* out) const;
   friend struct RealSlowColumn;
   friend struct RealSlowRunColumn;
+  friend struct RealSlowSegmentRunColumn;
 
   RealEncodingSpec spec_;
   bool multi_axis_ = false;

@@ -50,9 +50,12 @@ inline bool RoundWithin(double y, double e, DType dtype, uint64_t* bits) {
 // both formats are the doubles whose low 42 (float16) or 45 (bfloat16)
 // bits are zero, their midpoints those whose low bits are the top one of
 // that field; positive doubles order as their bits, so the interval holds
-// no midpoint (ends included) iff the two keys below agree. False
-// (undecided) also when the low end is below the format's smallest normal
-// (its subnormals, zero, or a sign change). |y| <= 2, e >= 0.
+// no midpoint (ends included) iff the two keys below agree. Below
+// float16's smallest normal the quantum is 2^-24 (its subnormals, and its
+// first binade), so both ends are rounded to it by x + 2^28 - 2^28 (exact:
+// RNE to a multiple of 2^-24); the bits are then the multiple. False
+// (undecided) when the low end is not positive (zero, or a sign change),
+// or below bfloat16's smallest normal. |y| <= 2, e >= 0.
 inline bool RoundHalf16IfDecided(double y, double e, DType dtype,
                                  uint64_t* bits) {
   const bool bf16 = dtype == DType::kBFloat16;
@@ -60,8 +63,15 @@ inline bool RoundHalf16IfDecided(double y, double e, DType dtype,
   const double min_normal = bf16 ? 0x1p-126 : 0x1p-14;
   const double ay = y < 0 ? -y : y;
   const double a = ay - e, b = ay + e;
-  if (!(a >= min_normal)) return false;
   uint64_t ab, bb, yb;
+  if (!(a >= min_normal)) {
+    if (bf16 || !(a > 0)) return false;
+    const double ra = (a + 0x1p28) - 0x1p28, rb = (b + 0x1p28) - 0x1p28;
+    if (ra != rb) return false;
+    std::memcpy(&yb, &y, 8);
+    *bits = static_cast<uint64_t>(ra * 0x1p24) | ((yb >> 48) & 0x8000);
+    return true;
+  }
   std::memcpy(&ab, &a, 8);
   std::memcpy(&bb, &b, 8);
   std::memcpy(&yb, &y, 8);
