@@ -36,6 +36,12 @@
 // alone (POSENC_MEMORY_LOADS=16,...,21) took VmHWM to ~257 MiB, 193 MiB of
 // it heap, while in-flight stayed under 48 MiB; every load but the bursts,
 // ~157 MiB.
+// With POSENC_MEMORY_SHM=1 (ctest MemoryBoundTest.SharedMemory) the server
+// runs with --shm_dir in a fresh directory of /dev/shm and every client
+// asks for shared memory: the cache's tables are then files, mapped by the
+// server and by the clients, and the same bound holds for the server's
+// VmHWM (its mappings of the files count in it), while the bytes of the
+// files in the server's directory never exceed the cache budget.
 // Every status is one the load can legitimately get: OK, RESOURCE_EXHAUSTED
 // (a budget refused the call, or gRPC's ResourceQuota cancelled it),
 // CANCELLED (the test's own cancellations), DEADLINE_EXCEEDED (the deadline
@@ -48,6 +54,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -76,6 +83,21 @@ constexpr uint64_t kWarmReserve = 32 * kMiB;
 // and thread stacks (README.md, "The cache").
 constexpr uint64_t kProcessMargin = 64 * kMiB;
 
+// Bytes of the table files in the server's shared-memory directory.
+uint64_t FilesBytes(const v1::ServerInfo& server) {
+  uint64_t bytes = 0;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(server.shm_directory(), error)) {
+    std::error_code gone;  // evicted meanwhile
+    if (entry.path().filename().string().rfind("table-", 0) == 0) {
+      const uint64_t size = entry.file_size(gone);
+      if (!gone) bytes += size;
+    }
+  }
+  return bytes;
+}
+
 TableSpec WithBase(TableSpec spec, double base) {
   spec.base = base;
   return spec;
@@ -84,7 +106,7 @@ TableSpec WithBase(TableSpec spec, double base) {
 // Peak values seen by the sampler.
 struct Peaks {
   std::atomic<uint64_t> rss{0}, resident{0}, inflight{0}, reserve{0},
-      accounted{0};
+      accounted{0}, shm_files{0};
   static void Raise(std::atomic<uint64_t>& peak, uint64_t v) {
     uint64_t old = peak.load();
     while (v > old && !peak.compare_exchange_weak(old, v)) {
@@ -152,12 +174,19 @@ TEST(MemoryBoundTest, MixedConcurrentLoad_PeakRssWithinStatedBound) {
     base = idle.MemoryBytes();
   }
 
-  ServerProcess server(
-      {absl::StrCat("--cache_bytes=", kCache),
-       absl::StrCat("--max_inflight_bytes=", kInflight),
-       absl::StrCat("--grpc_memory_bytes=", kGrpcQuota),
-       absl::StrCat("--warm_reserve_bytes=", kWarmReserve), "--threads=2"},
-      "memory");
+  std::vector<std::string> flags = {
+      absl::StrCat("--cache_bytes=", kCache),
+      absl::StrCat("--max_inflight_bytes=", kInflight),
+      absl::StrCat("--grpc_memory_bytes=", kGrpcQuota),
+      absl::StrCat("--warm_reserve_bytes=", kWarmReserve), "--threads=2"};
+  const char* shm_env = std::getenv("POSENC_MEMORY_SHM");
+  const bool shm = shm_env != nullptr && std::string(shm_env) == "1";
+  char shm_parent[] = "/dev/shm/posenc-memory-XXXXXX";
+  if (shm) {
+    ASSERT_NE(mkdtemp(shm_parent), nullptr);
+    flags.push_back(absl::StrCat("--shm_dir=", shm_parent));
+  }
+  ServerProcess server(flags, "memory");
   ASSERT_NE(server.port(), 0) << server.process().Stderr();
   std::smatch pid_match;
   const std::string log = server.process().Stderr();
@@ -168,6 +197,7 @@ TEST(MemoryBoundTest, MixedConcurrentLoad_PeakRssWithinStatedBound) {
   for (int c = 0; c < kConnections; ++c) {
     PosencClient::Options options = ClientTo(server.target());
     options.max_receive_bytes = (1 << 30) - c;  // distinct args: own socket
+    options.shared_memory = shm;
     clients.push_back(std::make_unique<PosencClient>(options));
   }
   PosencClient& monitor = *clients[0];
@@ -428,6 +458,7 @@ TEST(MemoryBoundTest, MixedConcurrentLoad_PeakRssWithinStatedBound) {
         Peaks::Raise(peaks.inflight, inflight);
         Peaks::Raise(peaks.reserve, reserve);
         Peaks::Raise(peaks.accounted, resident + inflight + reserve);
+        if (shm) Peaks::Raise(peaks.shm_files, FilesBytes(s->server()));
       }
       absl::SleepFor(absl::Milliseconds(100));
     }
@@ -495,6 +526,16 @@ TEST(MemoryBoundTest, MixedConcurrentLoad_PeakRssWithinStatedBound) {
             << " MiB, cache + in-flight + 64 "
             << ((kCache + kInflight + 64 * kMiB) >> 20) << " MiB\n"
             << "[ memory ] at the peak: " << at_peak << "\n";
+  if (shm) {
+    std::cout << "[ memory ] shared memory: " << stats->cache().shm_files()
+              << " files now, " << stats->cache().shm_fallbacks()
+              << " fallbacks; the files' bytes peaked at "
+              << (peaks.shm_files >> 20) << " MiB (cache budget "
+              << (kCache >> 20) << " MiB)\n";
+    EXPECT_GT(peaks.shm_files.load(), 0u);
+    EXPECT_LE(peaks.shm_files.load(), kCache);
+    EXPECT_EQ(stats->cache().shm_fallbacks(), 0u);
+  }
   EXPECT_EQ(unexpected.load(), 0u);
   // Some calls succeeded: how many depends on the machine's speed (46 in
   // 20 s under ASan on a busy 2-core machine, hundreds in Release).
@@ -513,6 +554,10 @@ TEST(MemoryBoundTest, MixedConcurrentLoad_PeakRssWithinStatedBound) {
   EXPECT_LE(peak, bound);
 #endif
   ExpectStillServing(monitor);
+  if (shm) {
+    std::error_code ignored;
+    std::filesystem::remove_all(shm_parent, ignored);
+  }
 }
 
 }  // namespace
