@@ -116,6 +116,13 @@ const ScalarMetric kScalarMetrics[] = {
      [](const Scrape& s) -> double {
        return s.in.cache.rows_computed_outside;
      }},
+    {"posenc_cache_shm_files", kGauge,
+     "Cached tables held as files of the shared-memory directory (--shm_dir).",
+     [](const Scrape& s) -> double { return s.in.cache.shm_files; }},
+    {"posenc_cache_shm_fallbacks_total", kCounter,
+     "Whole tables computed in ordinary memory because the shared-memory "
+     "directory refused a file (full).",
+     [](const Scrape& s) -> double { return s.in.cache.shm_fallbacks; }},
     {"posenc_compute_queue_tasks", kGauge,
      "Computations waiting for a compute thread.",
      [](const Scrape& s) -> double { return s.in.compute.queued_tasks; }},

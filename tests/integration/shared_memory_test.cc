@@ -305,6 +305,9 @@ TEST_F(SharedMemoryTest, FullTmpfs_TablesComputedInMemoryAndSentAsBytes) {
   EXPECT_EQ(stats->cache().shm_fallbacks(), 1u);
   EXPECT_EQ(stats->cache().shm_files(), 1u);
   EXPECT_EQ(stats->cache().entries(), 2u);
+  const std::string metrics = server_->RenderMetrics();
+  EXPECT_THAT(metrics, HasSubstr("\nposenc_cache_shm_files 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("\nposenc_cache_shm_fallbacks_total 1\n"));
   shm_client_.reset();
   first = absl::InternalError("unmapped");
   client_.reset();
