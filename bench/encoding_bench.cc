@@ -12,7 +12,8 @@
 // 64 x 64 image grid and a Qwen2-VL batch (text, a 32 x 32 image, text),
 // against the plain float32 table's values/s (target >= 0.5, issue 24
 // item 7), counting the distinct sin/cos values (2K per point; the layouts
-// repeat them).
+// repeat them); bench/multi_axis_cold measures them in every dtype against
+// the plain table of the same dtype, in interleaved rounds.
 //
 //   build/bench/encoding_bench --benchmark_min_time=2
 //
