@@ -441,6 +441,38 @@ TEST(MultiAxisTest, AnchorsNearZeroCrossings_MatchMpfr) {
   ::posenc::testing::ReportChecked(stats);
 }
 
+TEST(MultiAxisTest, RunsThroughZeroCrossings_SlowColumnsMatchMpfr) {
+  // scale = RN(pi) makes frequency 0 (F = scale) a multiple of pi at every
+  // integer x but for x (pi - RN(pi)), about 1.2e-16 x: sin is far below
+  // any interval test's slack, so that column of every row of a run goes to
+  // the per-value path (the runs' slow callbacks), whole rows and runs of
+  // one section, forwards, backwards and through 0, in every dtype.
+  CheckStats stats;
+  RealEncodingSpec base;
+  base.dim = 16;
+  base.mrope_section = {2, 3, 3};
+  base.coordinates = 3;
+  base.scale = M_PI;
+  std::vector<double> ids;
+  for (int p = 1; p <= 40; ++p)
+    ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
+  // Runs of one section: the temporal one (frequency 0's).
+  for (int t = 1; t <= 40; ++t) ids.insert(ids.end(), {1.0 * t, 9, 7});
+  for (int p = -20; p <= 20; ++p)
+    ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
+  for (int t = -20; t <= 20; ++t) ids.insert(ids.end(), {1.0 * t, 5, -7});
+  for (DType dtype : kDTypes) {
+    for (Layout layout :
+         {Layout::kRotateHalf, Layout::kInterleaved, Layout::kRotationMatrix}) {
+      RealEncodingSpec spec = base;
+      spec.dtype = dtype;
+      spec.layout = layout;
+      CheckRows(spec, ids, stats);
+    }
+  }
+  ::posenc::testing::ReportChecked(stats);
+}
+
 TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
   // Random specs, and points as runs: a start (integer, half-integer or
   // any real, either sign), a length (1, around kAngleStep, or random), and
