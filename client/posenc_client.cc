@@ -56,7 +56,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(
   return grpc::SslCredentials(ssl);
 }
 
-PosencClient::PosencClient(Options options) : options_(std::move(options)) {
+PosencClient::PosencClient(Options options)
+    : options_(std::move(options)), mappings_(options_.kept_mappings) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options_.max_receive_bytes);
   if (!options_.lb_policy.empty()) {
@@ -117,7 +118,8 @@ absl::StatusOr<Tensor> PosencClient::GetTable(const TableSpec& spec,
     }
     return TakeTensor(response->mutable_table());
   }
-  absl::StatusOr<Tensor> mapped = MapTensor(response->shared_memory());
+  absl::StatusOr<Tensor> mapped =
+      MapTensor(response->shared_memory(), &mappings_);
   if (mapped.ok() || !(absl::IsUnavailable(mapped.status()) ||
                        absl::IsFailedPrecondition(mapped.status()))) {
     return mapped;  // mapped, or DATA_LOSS / INTERNAL: never silent data

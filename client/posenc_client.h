@@ -14,6 +14,7 @@
 #include <grpcpp/security/credentials.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -26,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/mapping_cache.h"
 #include "client/tensor.h"
 #include "core/point_grid.h"
 #include "core/real_encoding_spec.h"
@@ -72,6 +74,10 @@ class PosencClient {
     // error; after the directory itself could not be opened once, this
     // client stops asking.
     bool shared_memory = false;
+    // With shared_memory: how many verified mappings the client keeps for
+    // reuse (docs/shared_memory.md, step 6; client/mapping_cache.h): a table
+    // read again is neither mapped nor hashed again. 0 keeps none.
+    size_t kept_mappings = MappingCache::kDefaultCapacity;
   };
 
   explicit PosencClient(Options options);
@@ -154,6 +160,7 @@ class PosencClient {
   const Options options_;
   // The shared-memory directory could not be opened: not the server's host.
   std::atomic<bool> shm_unreachable_{false};
+  MappingCache mappings_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::PositionalEncoding::Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;

@@ -9,7 +9,10 @@
 #ifndef POSENC_CLIENT_SHARED_MAPPING_H_
 #define POSENC_CLIENT_SHARED_MAPPING_H_
 
+#include <sys/stat.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,7 +24,7 @@ namespace posenc {
 
 class SharedMapping {
  public:
-  // The file `answer` names, mapped and checked. Errors:
+  // The file `answer` names, mapped and checked (steps 1-4). Errors:
   // - FAILED_PRECONDITION: the file's directory cannot be opened (this
   //   process is not on the server's host, or lacks the volume): the
   //   caller should stop asking for shared memory.
@@ -33,6 +36,22 @@ class SharedMapping {
   // - INTERNAL: the answer is inconsistent (offset + size past the file).
   static absl::StatusOr<std::shared_ptr<const SharedMapping>> Open(
       const v1::SharedMemoryTensor& answer);
+
+  // Steps 1-2 alone: the open descriptor (O_RDONLY | O_CLOEXEC) of the file
+  // `answer` names, its fstat in `st`; Open's errors but for the digest.
+  static absl::StatusOr<int> OpenFile(const v1::SharedMemoryTensor& answer,
+                                      struct stat* st);
+  // Steps 3-4 on a descriptor from OpenFile (left open); Open's errors.
+  static absl::StatusOr<std::shared_ptr<const SharedMapping>> MapFile(
+      int fd, const v1::SharedMemoryTensor& answer);
+
+  // The bytes [offset, offset + size_bytes) that `answer` names in the file
+  // `whole` maps (mapped for another answer about the same file), sharing
+  // that mapping. INTERNAL when they lie past it.
+  static absl::StatusOr<std::shared_ptr<const SharedMapping>> View(
+      std::shared_ptr<const SharedMapping> whole,
+      const v1::SharedMemoryTensor& answer);
+
   ~SharedMapping();
   SharedMapping(const SharedMapping&) = delete;
   SharedMapping& operator=(const SharedMapping&) = delete;
@@ -40,16 +59,27 @@ class SharedMapping {
   // The tensor's bytes: [offset, offset + size_bytes) of the file.
   absl::string_view bytes() const { return bytes_; }
   const std::string& path() const { return path_; }
+  // Where bytes() starts in the file.
+  uint64_t offset() const {
+    return static_cast<uint64_t>(bytes_.data() - static_cast<char*>(base_));
+  }
 
  private:
   SharedMapping(void* base, size_t length, absl::string_view bytes,
-                std::string path)
-      : base_(base), length_(length), bytes_(bytes), path_(std::move(path)) {}
+                std::string path,
+                std::shared_ptr<const SharedMapping> owner = nullptr)
+      : base_(base),
+        length_(length),
+        bytes_(bytes),
+        path_(std::move(path)),
+        owner_(std::move(owner)) {}
 
   void* const base_;
   const size_t length_;
   const absl::string_view bytes_;
   const std::string path_;
+  // Set for a View: the mapping it shares (and unmaps), else null.
+  const std::shared_ptr<const SharedMapping> owner_;
 };
 
 }  // namespace posenc

@@ -64,7 +64,8 @@ absl::StatusOr<Tensor> TakeTensor(v1::Tensor* proto) {
   return tensor;
 }
 
-absl::StatusOr<Tensor> MapTensor(const v1::SharedMemoryTensor& answer) {
+absl::StatusOr<Tensor> MapTensor(const v1::SharedMemoryTensor& answer,
+                                 MappingCache* cache) {
   Tensor tensor;
   absl::StatusOr<DType> dtype = DTypeFromProto(answer.dtype());
   if (!dtype.ok() || answer.dtype() == v1::DTYPE_UNSPECIFIED) {
@@ -81,7 +82,7 @@ absl::StatusOr<Tensor> MapTensor(const v1::SharedMemoryTensor& answer) {
         elements, " elements of ", DTypeName(tensor.dtype)));
   }
   absl::StatusOr<std::shared_ptr<const SharedMapping>> mapping =
-      SharedMapping::Open(answer);
+      cache != nullptr ? cache->Map(answer) : SharedMapping::Open(answer);
   if (!mapping.ok()) return mapping.status();
   tensor.mapping = *std::move(mapping);
   return tensor;

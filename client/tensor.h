@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "client/mapping_cache.h"
 #include "client/shared_mapping.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.pb.h"
@@ -48,8 +49,9 @@ struct Tensor {
 };
 
 // A tensor over a checked mapping of `answer`'s file (SharedMapping::Open's
-// errors).
-absl::StatusOr<Tensor> MapTensor(const v1::SharedMemoryTensor& answer);
+// errors): reused from `cache` when it holds one, else made (and kept there).
+absl::StatusOr<Tensor> MapTensor(const v1::SharedMemoryTensor& answer,
+                                 MappingCache* cache = nullptr);
 
 // Takes the tensor out of a response message (moves its bytes).
 // INTERNAL when the message is inconsistent (unknown dtype, data size not

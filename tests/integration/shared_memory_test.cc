@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -45,19 +47,35 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// What this process's open descriptors name among the table files of
+// `directory` (the server closes its own after publishing: these are the
+// client's kept ones), "(deleted)" appended to an unlinked file's.
+std::vector<std::string> TableDescriptors(const std::string& directory) {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = fs::read_symlink(entry.path(), error);
+    if (!error && absl::StartsWith(target, directory + "/table-")) {
+      out.push_back(target);
+    }
+  }
+  return out;
+}
+
 class SharedMemoryTest : public testing::ServerTest {
  protected:
   void SetUp() override {
     char dir[] = "/dev/shm/posenc-test-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
-    parent_ = dir;
+    root_ = parent_ = dir;
     StartShmServer();
   }
   void TearDown() override {
+    shm_client_.reset();
     client_.reset();
     server_.reset();
     std::error_code ignored;
-    fs::remove_all(parent_, ignored);
+    fs::remove_all(root_, ignored);
   }
 
   void StartShmServer(uint64_t cache_bytes = uint64_t{64} << 20) {
@@ -72,7 +90,8 @@ class SharedMemoryTest : public testing::ServerTest {
 
   std::string ServerDirectory() const { return server_->shm_directory(); }
 
-  std::string parent_;
+  std::string root_;    // the test's fresh directory, removed after it
+  std::string parent_;  // --shm_dir: root_ or a directory in it
   std::unique_ptr<PosencClient> shm_client_;
 };
 
@@ -149,6 +168,142 @@ TEST_F(SharedMemoryTest, Eviction_UnlinksTheFileAndTheMappingStaysValid) {
       names,
       ::testing::UnorderedElementsAre(
           ".lock", fs::path(second->mapping->path()).filename().string()));
+}
+
+TEST_F(SharedMemoryTest, SecondGetTable_ReusesTheVerifiedMapping) {
+  const TableSpec spec = Spec(64, 300);
+  absl::StatusOr<Tensor> first = shm_client_->GetTable(spec);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_NE(first->mapping, nullptr);
+  absl::StatusOr<Tensor> second = shm_client_->GetTable(spec);
+  ASSERT_TRUE(second.ok()) << second.status();
+  // The same mapping object: not mapped, not hashed again.
+  EXPECT_EQ(second->mapping, first->mapping);
+  EXPECT_EQ(second->bytes().data(), first->bytes().data());
+  EXPECT_EQ(second->bytes(), LocalTable(spec));
+  // A shorter table of the family is a prefix of the same file: a view of
+  // the same memory.
+  absl::StatusOr<Tensor> shorter = shm_client_->GetTable(Spec(64, 100));
+  ASSERT_TRUE(shorter.ok()) << shorter.status();
+  ASSERT_NE(shorter->mapping, nullptr);
+  EXPECT_EQ(shorter->mapping->path(), first->mapping->path());
+  EXPECT_EQ(shorter->bytes().data(), first->bytes().data());
+  EXPECT_EQ(shorter->bytes(), LocalTable(Spec(64, 100)));
+  // One kept descriptor, of the one file.
+  EXPECT_THAT(TableDescriptors(ServerDirectory()),
+              ::testing::ElementsAre(first->mapping->path()));
+  // A client that keeps no mappings maps the file on every call.
+  PosencClient::Options options = ClientOptions();
+  options.shared_memory = true;
+  options.kept_mappings = 0;
+  PosencClient keeps_none(options);
+  absl::StatusOr<Tensor> a = keeps_none.GetTable(spec);
+  absl::StatusOr<Tensor> b = keeps_none.GetTable(spec);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  ASSERT_NE(a->mapping, nullptr);
+  EXPECT_NE(a->mapping, b->mapping);
+  EXPECT_NE(a->bytes().data(), b->bytes().data());
+  EXPECT_EQ(a->bytes(), b->bytes());
+}
+
+TEST_F(SharedMemoryTest, NinthTable_DropsTheLeastRecentlyUsedMapping) {
+  // Nine families (d differs), nine files.
+  std::vector<Tensor> tables;
+  for (uint32_t k = 0; k < 9; ++k) {
+    absl::StatusOr<Tensor> t = shm_client_->GetTable(Spec(4 + 2 * k, 16));
+    ASSERT_TRUE(t.ok()) << t.status();
+    ASSERT_NE(t->mapping, nullptr);
+    if (k == 1) {  // the first used again: the second is the least recent
+      absl::StatusOr<Tensor> again = shm_client_->GetTable(Spec(4, 16));
+      ASSERT_TRUE(again.ok()) << again.status();
+    }
+    tables.push_back(*std::move(t));
+  }
+  EXPECT_EQ(TableDescriptors(ServerDirectory()).size(), 8u);
+  absl::StatusOr<Tensor> first = shm_client_->GetTable(Spec(4, 16));
+  absl::StatusOr<Tensor> second = shm_client_->GetTable(Spec(6, 16));
+  ASSERT_TRUE(first.ok() && second.ok()) << first.status() << second.status();
+  EXPECT_EQ(first->mapping, tables[0].mapping);
+  EXPECT_NE(second->mapping, tables[1].mapping);  // dropped, mapped anew
+  EXPECT_EQ(second->bytes(), tables[1].bytes());
+}
+
+TEST_F(SharedMemoryTest, Eviction_DropsTheKeptMappingAndItsDescriptor) {
+  // Room for one 1 MiB table: the second evicts the first.
+  StartShmServer(uint64_t{3} << 19);
+  absl::StatusOr<Tensor> first = shm_client_->GetTable(Spec(256, 1024));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_NE(first->mapping, nullptr);
+  const std::string first_path = first->mapping->path();
+  EXPECT_THAT(TableDescriptors(ServerDirectory()),
+              ::testing::ElementsAre(first_path));
+  first = absl::InternalError("dropped");  // the caller's tensor is gone
+  absl::StatusOr<Tensor> second = shm_client_->GetTable(Spec(256, 1025));
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_NE(second->mapping, nullptr);
+  EXPECT_FALSE(fs::exists(first_path));
+  // The unlinked file's entry went on this answer: only the new file's
+  // descriptor is held, none to a "(deleted)" one.
+  EXPECT_THAT(TableDescriptors(ServerDirectory()),
+              ::testing::ElementsAre(second->mapping->path()));
+  // The evicted table asked again is the prefix of the resident one: a
+  // view of its kept mapping.
+  absl::StatusOr<Tensor> again = shm_client_->GetTable(Spec(256, 1024));
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_NE(again->mapping, nullptr);
+  EXPECT_EQ(again->mapping->path(), second->mapping->path());
+  EXPECT_EQ(again->bytes().data(), second->bytes().data());
+  EXPECT_EQ(again->bytes(), LocalTable(Spec(256, 1024)));
+}
+
+TEST_F(SharedMemoryTest, ReplacedFileWithAKeptMapping_DataLossNeverData) {
+  const TableSpec spec = Spec(16, 64);
+  absl::StatusOr<Tensor> first = shm_client_->GetTable(spec);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<Tensor> second = shm_client_->GetTable(spec);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_NE(second->mapping, nullptr);
+  ASSERT_EQ(second->mapping, first->mapping);  // kept
+  const std::string path = first->mapping->path();
+  // As in PlantedDirectoryAndFile, with the very same bytes: the server's
+  // file is still linked (in the moved directory), so the kept entry stays,
+  // and the name now leads to another inode.
+  ASSERT_EQ(rename(ServerDirectory().c_str(), (parent_ + "/away").c_str()), 0);
+  ASSERT_EQ(mkdir(ServerDirectory().c_str(), 0755), 0);
+  std::ofstream(path, std::ios::binary) << LocalTable(spec);
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  absl::StatusOr<Tensor> table = shm_client_->GetTable(spec);
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kDataLoss)
+      << table.status();
+  EXPECT_THAT(table.status().message(), HasSubstr("inode"));
+  // The server's file is still linked, so its entry stays: with the
+  // directory put back, the name leads to it again and it is reused.
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(rmdir(ServerDirectory().c_str()), 0);
+  ASSERT_EQ(rename((parent_ + "/away").c_str(), ServerDirectory().c_str()), 0);
+  absl::StatusOr<Tensor> back = shm_client_->GetTable(spec);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->mapping, first->mapping);
+}
+
+TEST_F(SharedMemoryTest, ManyThreads_ShareOneKeptMapping) {
+  const TableSpec spec = Spec(32, 200);
+  absl::StatusOr<Tensor> first = shm_client_->GetTable(spec);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_NE(first->mapping, nullptr);
+  std::atomic<int> same{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        absl::StatusOr<Tensor> got = shm_client_->GetTable(spec);
+        if (got.ok() && got->mapping == first->mapping) ++same;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(same.load(), 100);
+  EXPECT_EQ(TableDescriptors(ServerDirectory()).size(), 1u);
 }
 
 TEST_F(SharedMemoryTest, FileGoneBeforeTheClientOpensIt_BytesAndNoError) {
@@ -233,18 +388,48 @@ TEST_F(SharedMemoryTest, FileChangedInPlace_DataLossNamingTheDigest) {
   ASSERT_NE(mapped->mapping, nullptr);
   const std::string path = mapped->mapping->path();
   // Only the server's user (or root) can do this: same inode, owner, size
-  // and mode, other bytes. The digest still refuses it.
+  // and mode, other bytes.
   ASSERT_EQ(chmod(path.c_str(), 0644), 0);
   {
     std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(100);
     file.put('\x7f');
   }
-  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  // While it is writable: the mode.
   absl::StatusOr<Tensor> table = shm_client_->GetTable(spec);
   EXPECT_EQ(table.status().code(), absl::StatusCode::kDataLoss)
       << table.status();
+  EXPECT_THAT(table.status().message(), HasSubstr("writable"));
+  // Read-only again: the same client kept the file's mapping, but its ctime
+  // and mtime changed, so it is checked whole again, and the digest refuses
+  // it.
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  table = shm_client_->GetTable(spec);
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kDataLoss)
+      << table.status();
   EXPECT_THAT(table.status().message(), HasSubstr("XXH64"));
+}
+
+TEST_F(SharedMemoryTest, ChmodAfterTheCheck_MappedAndCheckedWholeAgain) {
+  const TableSpec spec = Spec(16, 64);
+  absl::StatusOr<Tensor> first = shm_client_->GetTable(spec);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_NE(first->mapping, nullptr);
+  const std::string path = first->mapping->path();
+  // Same bytes, same mode in the end; only the ctime moved.
+  ASSERT_EQ(chmod(path.c_str(), 0644), 0);
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  absl::StatusOr<Tensor> second = shm_client_->GetTable(spec);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_NE(second->mapping, nullptr);
+  EXPECT_NE(second->mapping, first->mapping);  // mapped and hashed anew
+  EXPECT_EQ(second->bytes(), LocalTable(spec));
+  // The new check replaced the entry: one descriptor, reused from now on.
+  EXPECT_THAT(TableDescriptors(ServerDirectory()),
+              ::testing::ElementsAre(path));
+  absl::StatusOr<Tensor> third = shm_client_->GetTable(spec);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->mapping, second->mapping);
 }
 
 TEST_F(SharedMemoryTest, WritableFile_DataLossNamingTheMode) {
