@@ -760,7 +760,7 @@ size_t RealEncodingPlan::ComputeSegmentRun(absl::Span<const double> positions,
     TwoSum(x0, j, sum, err);
     const double x = point[s.coordinate];
     if (!same || x == 0 || sum != x || err != 0) break;
-    if (!EnsureTableRow(s, k, j, st)) return 0;
+    if (!st.built[k * st.step + j] && !EnsureTableRow(s, k, j, st)) return 0;
   }
   if (n < 2) return 0;  // not worth the run's scratch rows
   // The run's rows in scratch rows of their own (the segment's part only).
@@ -912,7 +912,9 @@ size_t RealEncodingPlan::ComputeWholeRun(absl::Span<const double> positions,
     double sum, err;
     TwoSum(x0, j, sum, err);
     if (!whole || sum != point[0] || err != 0) break;
-    if (!EnsureTableRow(whole_, k, j, st)) return 0;
+    if (!st.built[k * st.step + j] && !EnsureTableRow(whole_, k, j, st)) {
+      return 0;
+    }
   }
   if (n == 0) return 0;
   const size_t w = whole_.words, at = size_t{first} * st.words + w;
@@ -1069,7 +1071,9 @@ bool RealEncodingPlan::RoundFromAnchor(const Segment& s, size_t k, uint32_t j,
                                        double x, AngleState& st,
                                        std::byte* scratch,
                                        std::byte* row) const {
-  if (j != 0 && !EnsureTableRow(s, k, j, st)) return false;
+  if (j != 0 && !st.built[k * st.step + j] && !EnsureTableRow(s, k, j, st)) {
+    return false;
+  }
   const size_t w = s.words, at = size_t{j} * st.words + w;
   RealSlowColumn ctx{this, &s, x, scratch};
   ctx.row = row;
