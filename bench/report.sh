@@ -29,6 +29,10 @@
 #                                   computing it (>= 5x) and a numpy copy
 #                                   (>= 0.5x); then on a tmpfs of 2 MiB
 #                                   pages (--huge-tmpfs)
+#   2g. bench/shm_read_cpp          the same table read whole by the C++
+#                                   client: a client's first read and its
+#                                   reuse of the kept mapping, vs memcpy
+#                                   (>= 0.5x) and gRPC bytes (>= 10x)
 #   3. bench/noisy_neighbor.sh      cost per call, hot client under a flood, RSS
 #   4. bench/load.sh                posenc vs the gRPC floor
 #   5. bench/callgrind_hit.sh       instructions per cache hit vs the floor
@@ -137,6 +141,8 @@ section "Shared-memory table read by a Python client (shm_read_python.py; >= 10x
   /usr/bin/python3 "$ROOT/bench/shm_read_python.py" --build "$BUILD" --rounds 15
 section "The same on a tmpfs with 2 MiB pages (shm_read_python.py --huge-tmpfs: huge=within_size, root)" \
   /usr/bin/python3 "$ROOT/bench/shm_read_python.py" --build "$BUILD" --rounds 15 --huge-tmpfs
+section "Shared-memory table read by the C++ client (shm_read_cpp; >= 0.5x memcpy, >= 10x gRPC bytes)" \
+  "$BUILD/bench/shm_read_cpp" --server="$BUILD/server/posenc_server" --rounds=15
 section "Cost per call and noisy neighbours (noisy_neighbor.sh)" \
   "$ROOT/bench/noisy_neighbor.sh" 8
 section "posenc vs the gRPC floor (load.sh)" "$ROOT/bench/load.sh" 9

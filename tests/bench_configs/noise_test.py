@@ -209,7 +209,8 @@ class OneRule(unittest.TestCase):
                 "affinity_bench.py": "import noise",
                 "proxy_ab.py": "import noise",
                 "cold_path.cc": "IntervalVerdict",
-                "encoding_bench.cc": "IntervalVerdict"}
+                "encoding_bench.cc": "IntervalVerdict",
+                "shm_read_cpp.cc": "IntervalVerdict"}
         for f, needle in uses.items():
             with open(os.path.join(ARGS.bench_dir, f), encoding="utf-8") as fh:
                 self.assertTrue(needle in fh.read(), f"{f}: no {needle}")
