@@ -14,7 +14,9 @@
 //            [16, 24, 24], rotate_half) of a batch as get_rope_index numbers
 //            it: 1024 text tokens (p, p, p), a 32 x 32 image (1024,
 //            1024 + h, 1024 + w), 1024 more text tokens from 1056
-//            (Create + ComputeRows).
+//            (Create + ComputeRows);
+//   Qwen3-VL the same batch with Qwen3-VL's interleaved sections
+//            (mrope_section [24, 20, 20], mrope_interleaved).
 // Values: the table's d per row; 2K distinct sin/cos values per point for
 // the multi-axis kinds (their layouts repeat them), as encoding_bench
 // counts them.
@@ -108,6 +110,9 @@ PointGrid FluxGrid() {
   return grid;
 }
 
+// Cases per dtype: plain, FLUX, Qwen2-VL, Qwen3-VL.
+constexpr size_t kKinds = 4;
+
 RealEncodingSpec QwenSpec(DType dtype) {
   RealEncodingSpec spec;
   spec.dim = 128;
@@ -116,6 +121,13 @@ RealEncodingSpec QwenSpec(DType dtype) {
   spec.coordinates = 3;
   spec.layout = Layout::kRotateHalf;
   spec.dtype = dtype;
+  return spec;
+}
+
+RealEncodingSpec Qwen3Spec(DType dtype) {
+  RealEncodingSpec spec = QwenSpec(dtype);
+  spec.mrope_section = {24, 20, 20};
+  spec.mrope_interleaved = true;
   return spec;
 }
 
@@ -186,7 +198,7 @@ int Run() {
   }
   std::vector<std::byte> out(bytes, std::byte{1});
 
-  // cases[3 * d + kind], kind 0 plain, 1 FLUX, 2 Qwen2-VL.
+  // cases[kKinds * d + kind], kind 0 plain, 1 FLUX, 2 Qwen2-VL, 3 Qwen3-VL.
   std::vector<Case> cases;
   for (DType dtype : kDTypes) {
     const TableSpec plain = PlainSpec(dtype);
@@ -209,6 +221,15 @@ int Run() {
                        [qwen, &qwen_ids, &out] {
                          absl::StatusOr<RealEncodingPlan> plan =
                              RealEncodingPlan::Create(qwen, {});
+                         if (!plan.ok()) std::abort();
+                         plan->ComputeRows(qwen_ids, out.data());
+                       });
+    const RealEncodingSpec qwen3 = Qwen3Spec(dtype);
+    cases.emplace_back(absl::StrCat("Qwen3-VL batch ", DTypeName(dtype)),
+                       double(qwen_ids.size() / 3) * 2 * qwen3.pairs(),
+                       [qwen3, &qwen_ids, &out] {
+                         absl::StatusOr<RealEncodingPlan> plan =
+                             RealEncodingPlan::Create(qwen3, {});
                          if (!plan.ok()) std::abort();
                          plan->ComputeRows(qwen_ids, out.data());
                        });
@@ -255,9 +276,9 @@ int Run() {
       "of the same dtype):\n");
   int missed = 0;
   for (size_t d = 0; d < std::size(kDTypes); ++d) {
-    for (size_t kind = 1; kind < 3; ++kind) {
-      const Case& c = cases[3 * d + kind];
-      const Summary s = Summarize(Ratios(c, cases[3 * d]));
+    for (size_t kind = 1; kind < kKinds; ++kind) {
+      const Case& c = cases[kKinds * d + kind];
+      const Summary s = Summarize(Ratios(c, cases[kKinds * d]));
       const char* verdict = bench::IntervalVerdict({s.lo, s.hi}, target,
                                                    /*higher_is_better=*/true);
       if (bench::Missed(verdict)) ++missed;
@@ -271,8 +292,8 @@ int Run() {
   std::printf(
       "\nfor reference, against the plain float32 table (no verdict):\n");
   for (size_t d = 1; d < std::size(kDTypes); ++d) {
-    for (size_t kind = 1; kind < 3; ++kind) {
-      const Case& c = cases[3 * d + kind];
+    for (size_t kind = 1; kind < kKinds; ++kind) {
+      const Case& c = cases[kKinds * d + kind];
       const Summary s = Summarize(Ratios(c, cases[0]));
       std::printf("  %-26s / plain float32  = %.3f (95%% CI %.3f .. %.3f)\n",
                   c.name.c_str(), s.median, s.lo, s.hi);
