@@ -77,6 +77,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "bench/median_ci.h"
+#include "bench/run_conditions.h"
 #include "bench/server_process.h"
 #include "bench/sincos_floor.h"
 #include "client/posenc_client.h"
@@ -102,6 +103,8 @@ ABSL_FLAG(double, target_ratio, 0.5,
           "Encode's values/s over the float32 table's (at least)");
 
 namespace posenc {
+using bench::LoadAverage;
+using bench::ThreadCpuNs;
 namespace {
 
 constexpr uint32_t kPoints = 1024;
@@ -125,19 +128,6 @@ std::vector<double> Timesteps() {
   std::vector<double> ts;
   for (uint32_t k = 0; k < kPoints; ++k) ts.push_back((k + 0.5) / kPoints);
   return ts;
-}
-
-double ThreadCpuNs() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return absl::StrCat(a, " ", b, " ", c);
 }
 
 // A median, its 95% interval, and the interval's half-width relative to

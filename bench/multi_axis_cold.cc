@@ -53,6 +53,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "bench/median_ci.h"
+#include "bench/run_conditions.h"
 #include "core/encoding_plan.h"
 #include "core/point_grid.h"
 #include "core/real_encoding_plan.h"
@@ -67,23 +68,12 @@ ABSL_FLAG(double, target_ratio, 0.5,
           "a kind's values/s over the plain table's (at least)");
 
 namespace posenc {
+using bench::LoadAverage;
+using bench::ThreadCpuNs;
 namespace {
 
 const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                          DType::kBFloat16};
-
-double ThreadCpuNs() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return absl::StrCat(a, " ", b, " ", c);
-}
 
 TableSpec PlainSpec(DType dtype) {
   TableSpec spec;

@@ -68,6 +68,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "bench/median_ci.h"
+#include "bench/run_conditions.h"
 #include "bench/server_process.h"
 #include "client/posenc_client.h"
 #include "common/proto_conversion.h"
@@ -80,16 +81,10 @@ ABSL_FLAG(int, reps, 5, "calls of each way per round, the fastest kept");
 ABSL_FLAG(double, seconds, 300, "stop after the round that passes this");
 
 namespace posenc {
+using bench::LoadAverage;
 namespace {
 
 constexpr uint32_t kD = 512, kMaxLen = 8192;
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return absl::StrCat(a, " ", b, " ", c);
-}
 
 // The mount holding `path` and its options (/proc/self/mounts).
 std::string MountOf(const std::string& path) {
@@ -321,7 +316,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("Shared-memory directory on: %s; load average at start %s\n",
-              posenc::MountOf(dir).c_str(), posenc::LoadAverage().c_str());
+              posenc::MountOf(dir).c_str(),
+              posenc::bench::LoadAverage().c_str());
   int result = 2;
   {
     posenc::bench::ServerProcess server(absl::GetFlag(FLAGS_server),
@@ -335,7 +331,7 @@ int main(int argc, char** argv) {
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
   std::printf("load average at end %s; targets MISSED: %d\n",
-              posenc::LoadAverage().c_str(), posenc::g_missed);
+              posenc::bench::LoadAverage().c_str(), posenc::g_missed);
   if (result != 0) return result;
   return posenc::g_missed > 0 ? 1 : 0;
 }
