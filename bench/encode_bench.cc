@@ -56,6 +56,8 @@
 //        [--batches=15] [--batch_calls=20] [--max_seconds=120]
 // Exit status: 1 when a target is MISSED, a call fails or the server does
 // not start; else 0.
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
 #include <time.h>
 
 #include <algorithm>
@@ -76,6 +78,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "bench/median_ci.h"
 #include "bench/run_conditions.h"
 #include "bench/server_process.h"
@@ -86,12 +89,17 @@
 #include "core/real_encoding_spec.h"
 #include "core/real_frequencies.h"
 #include "core/table_spec.h"
+#include "floor.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "",
           "posenc_server binary: also measure the server's CPU per call "
           "(empty: core only)");
 ABSL_FLAG(std::string, server_flags, "",
           "extra posenc_server flags, comma-separated");
+ABSL_FLAG(std::string, floor_server, "",
+          "bench/floor_server binary: with --server, also measure gRPC's own "
+          "CPU per call for the same request size and reply bytes, side by "
+          "side (empty: not measured)");
 ABSL_FLAG(int, rounds, 31, "samples of each core case");
 ABSL_FLAG(int, batches, 15, "samples of the server's CPU per call");
 ABSL_FLAG(int, batch_calls, 20, "Encode calls per server sample");
@@ -355,8 +363,40 @@ int RunServer(const std::string& binary, int batches, int batch_calls,
       return 1;
     }
   }
+  // gRPC's floor (bench/floor_server): a unary call with a request as
+  // large as this Encode's and a reply of the same bytes, built once.
+  std::unique_ptr<bench::ServerProcess> floor;
+  std::unique_ptr<bench::Floor::Stub> floor_stub;
+  bench::FloorRequest floor_request;
+  if (const std::string path = absl::GetFlag(FLAGS_floor_server);
+      !path.empty()) {
+    floor = std::make_unique<bench::ServerProcess>(path, "");
+    if (floor->port() == 0) {
+      std::fprintf(stderr, "encode_bench: %s did not start\n", path.c_str());
+      return 1;
+    }
+    floor_stub = bench::Floor::NewStub(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", floor->port()),
+                            grpc::InsecureChannelCredentials()));
+    floor_request.set_bytes(kPoints * kDim * 4);
+    floor_request.set_padding(std::string(sizeof(double) * kPoints, 'x'));
+  }
+  auto call_floor = [&]() -> bool {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    bench::FloorReply reply;
+    return floor_stub->Unary(&context, floor_request, &reply).ok() &&
+           reply.payload().size() == floor_request.bytes();
+  };
+  for (int k = 0; floor != nullptr && k < 10; ++k) {
+    if (!call_floor()) {
+      std::fprintf(stderr, "encode_bench: warm-up floor call failed\n");
+      return 1;
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
-  std::vector<double> us;
+  std::vector<double> us, floor_us;
   uint64_t unsettled = 0;
   for (int b = 0; b < batches; ++b) {
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -376,6 +416,19 @@ int RunServer(const std::string& binary, int batches, int batch_calls,
     const uint64_t after = server.IdleCpuNs(&settled_after);
     if (!settled_before || !settled_after) ++unsettled;
     us.push_back((after - before) / 1e3 / batch_calls);
+    if (floor == nullptr) continue;
+    // The floor's batch right after: the same spell of the machine.
+    settled_before = settled_after = false;
+    const uint64_t floor_before = floor->IdleCpuNs(&settled_before);
+    for (int k = 0; k < batch_calls; ++k) {
+      if (!call_floor()) {
+        std::fprintf(stderr, "encode_bench: floor call failed\n");
+        return 1;
+      }
+    }
+    const uint64_t floor_after = floor->IdleCpuNs(&settled_after);
+    if (!settled_before || !settled_after) ++unsettled;
+    floor_us.push_back((floor_after - floor_before) / 1e3 / batch_calls);
   }
   std::printf(
       "\n2. server CPU per Encode through gRPC (the server process's CPU "
@@ -388,6 +441,29 @@ int RunServer(const std::string& binary, int batches, int batch_calls,
           : absl::GetFlag(FLAGS_server_flags).c_str(),
       static_cast<unsigned long long>(unsettled));
   PrintPerCall("  server CPU per call", us, target_us);
+  if (floor == nullptr) return 0;
+  // gRPC alone: what any server answering this call pays before computing
+  // a value. Its interval wholly above the target makes the target
+  // impossible on this machine; posenc / floor is then the figure.
+  const Summary f = Summarize(floor_us);
+  const Summary p = Summarize(us);
+  std::printf(
+      "  gRPC floor CPU per call (floor_server: a %zu-byte request, a "
+      "%u-byte reply; its batch right after each of posenc's): median %.0f "
+      "us, 95%% CI [%.0f, %.0f] us, %zu samples%s\n",
+      floor_request.padding().size(), floor_request.bytes(), f.median, f.lo,
+      f.hi, floor_us.size(),
+      f.lo > target_us
+          ? absl::StrFormat(": its whole interval above the %.0f us target: "
+                            "the target is impossible on this machine",
+                            target_us)
+                .c_str()
+          : "");
+  const auto ci = RatioCi(p, f);
+  std::printf(
+      "  server CPU per call / gRPC floor = %.3f (95%% CI %.3f .. %.3f; "
+      "posenc's own share per call: %.0f us)\n",
+      p.median / f.median, ci.first, ci.second, p.median - f.median);
   return 0;
 }
 

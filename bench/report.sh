@@ -134,7 +134,8 @@ rm -f "$SERVER_LOG"
 section "Server CPU per cold one-row GetRows, every dtype and scheme (cold_rows_cpu)" \
   "$BUILD/bench/cold_rows_cpu" --server="$BUILD/server/posenc_server" --calls=100
 section "Encode: CPU per call and cold values/s vs the float32 table (encode_bench)" \
-  "$BUILD/bench/encode_bench" --server="$BUILD/server/posenc_server"
+  "$BUILD/bench/encode_bench" --server="$BUILD/server/posenc_server" \
+  --floor_server="$BUILD/bench/floor_server"
 section "Multi-axis RoPE Encode cold vs the plain cold table, every dtype (multi_axis_cold; >= 0.5)" \
   "$BUILD/bench/multi_axis_cold"
 section "Shared-memory table read by a Python client (shm_read_python.py; >= 10x gRPC bytes, >= 5x numpy computing it, >= 0.5x a numpy copy)" \
