@@ -139,12 +139,20 @@ absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
 
 namespace {
 
-// One run of `count` pairs at dst. The contiguous layouts copy each half
-// whole; the interleaved ones are loops on non-aliasing arrays (restrict
-// parameters), which the compiler vectorizes.
+// One run of `count` pairs at dst, dst + stride, ... At stride 1 the
+// contiguous layouts copy each half whole; the rest are loops on
+// non-aliasing arrays (restrict parameters), which the compiler vectorizes
+// at stride 1 (a libc copy per pair would cost more than the pair).
 template <typename T, Layout kLayout>
-void PlaceRun(size_t pairs, size_t dst, size_t count, const T* __restrict sin,
-              const T* __restrict cos, T* __restrict row) {
+void PlaceRun(size_t pairs, size_t dst, size_t stride, size_t count,
+              const T* __restrict sin, const T* __restrict cos,
+              T* __restrict row) {
+  if (stride != 1) {
+    for (size_t m = 0; m < count; ++m) {
+      PlaceBits<T>(kLayout, pairs, dst + m * stride, sin[m], cos[m], row);
+    }
+    return;
+  }
   const size_t bytes = count * sizeof(T);
   switch (kLayout) {
     case Layout::kConcatSinCos:
@@ -172,8 +180,8 @@ template <typename T, Layout kLayout>
 void PlaceTyped(size_t pairs, const PairRun* runs, size_t n, const T* sin,
                 const T* cos, T* row) {
   for (size_t r = 0; r < n; ++r) {
-    PlaceRun<T, kLayout>(pairs, runs[r].dst, runs[r].count, sin + runs[r].src,
-                         cos + runs[r].src, row);
+    PlaceRun<T, kLayout>(pairs, runs[r].dst, runs[r].stride, runs[r].count,
+                         sin + runs[r].src, cos + runs[r].src, row);
   }
 }
 
@@ -212,12 +220,19 @@ std::vector<PairRun> PairRuns(const uint32_t* src, const uint32_t* dst,
   for (size_t m = 0; m < n; ++m) {
     if (!runs.empty()) {
       PairRun& r = runs.back();
-      if (src[m] == r.src + r.count && dst[m] == r.dst + r.count) {
-        ++r.count;
-        continue;
+      if (src[m] == r.src + r.count) {
+        if (r.count == 1 && dst[m] > r.dst) {
+          r.stride = dst[m] - r.dst;
+          ++r.count;
+          continue;
+        }
+        if (dst[m] == r.dst + uint64_t{r.count} * r.stride) {
+          ++r.count;
+          continue;
+        }
       }
     }
-    runs.push_back({src[m], dst[m], 1});
+    runs.push_back({src[m], dst[m], 1, 1});
   }
   return runs;
 }

@@ -121,24 +121,27 @@ inline void PlacePair(Layout layout, DType dtype, size_t pairs, size_t j,
   }
 }
 
-// Pairs src, src + 1, ... of a computed row that go to pairs dst, dst + 1,
-// ... of the output row.
+// Pairs src, src + 1, ... of a computed row that go to pairs dst,
+// dst + stride, dst + 2 stride, ... of the output row (stride 3: a
+// coordinate of Qwen3-VL's interleaved sections).
 struct PairRun {
   uint32_t src = 0;
   uint32_t dst = 0;
   uint32_t count = 0;
+  uint32_t stride = 1;
 };
 
-// The runs of the mapping pair dst[m] <- pair src[m], m < n (consecutive m
-// with both indices stepping by one merged into one run).
+// The runs of the mapping pair dst[m] <- pair src[m], m < n: consecutive m
+// with src stepping by one and dst by a constant step > 0 (the second pair
+// of a run sets it) merged into one run.
 std::vector<PairRun> PairRuns(const uint32_t* src, const uint32_t* dst,
                               size_t n);
 
-// Places the runs: pair r.dst + m of the row (of `pairs` pairs) takes sin
-// sin[r.src + m] and cos cos[r.src + m] (arrays of `dtype` bits), m <
-// r.count. One dispatch on layout and dtype for the whole row; each run is
-// a contiguous loop the compiler vectorizes. `sin`, `cos` and `row` do not
-// overlap.
+// Places the runs: pair r.dst + m * r.stride of the row (of `pairs` pairs)
+// takes sin sin[r.src + m] and cos cos[r.src + m] (arrays of `dtype` bits),
+// m < r.count. One dispatch on layout and dtype for the whole row; each
+// run is a loop with no calls (a copy of each half for the contiguous
+// layouts at stride 1). `sin`, `cos` and `row` do not overlap.
 void PlaceRuns(Layout layout, DType dtype, size_t pairs, const PairRun* runs,
                size_t n, const std::byte* sin, const std::byte* cos,
                std::byte* row);

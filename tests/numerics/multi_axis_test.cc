@@ -328,6 +328,17 @@ RealEncodingSpec SmallInterleaved() {
   return s;
 }
 
+// Interleaved sections placed as runs of stride 3 that end at different
+// pairs (width 2..11, height 1..13), and the temporal coordinate's pairs
+// 0..12 then 14, 15: a run of stride 3 followed by one of stride 1 in one
+// segment.
+RealEncodingSpec SmallInterleavedTail() {
+  RealEncodingSpec s = SmallSections();
+  s.mrope_section = {7, 5, 4};
+  s.mrope_interleaved = true;
+  return s;
+}
+
 RealEncodingSpec SmallAxes() {
   RealEncodingSpec s;
   s.axes_dim = {6, 10, 16};
@@ -390,7 +401,8 @@ std::vector<double> RunEdgeIds(double limit) {
 TEST(MultiAxisTest, AngleAdditionRunEdges_EveryLayoutAndDtypeMatchMpfr) {
   CheckStats stats;
   for (const RealEncodingSpec& base :
-       {SmallSections(), SmallInterleaved(), SmallAxes(), Qwen2Vl()}) {
+       {SmallSections(), SmallInterleaved(), SmallInterleavedTail(),
+        SmallAxes(), Qwen2Vl()}) {
     for (DType dtype : kDTypes) {
       for (Layout layout : kLayouts) {
         RealEncodingSpec spec = base;
