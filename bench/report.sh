@@ -42,15 +42,27 @@
 #                                   ratio (>= 0.5), peak RSS (<= cache +
 #                                   in-flight + 64 MiB), alive afterwards
 #
-# Usage: bench/report.sh [--no-write]      (~35 minutes; needs a Release build:
+# Usage: bench/report.sh [--no-write] [--only REGEX]
+#        (~35 minutes; needs a Release build:
 #        cmake --preset release && cmake --build --preset release)
+# --only REGEX runs only the sections whose title matches the (bash) regex
+# and writes them as a "## Partial run" block at the top of BENCHMARKS.md,
+# in place of any earlier partial block; the whole run below it stays.
 # The working tree should be clean: the report names HEAD, and a figure is a
 # result only at the commit it names. Exit status: non-zero if a tool failed.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 WRITE=1
-[[ ${1:-} == --no-write ]] && WRITE=0
+ONLY=""
+while (($#)); do
+  case $1 in
+    --no-write) WRITE=0 ;;
+    --only) ONLY=$2; shift ;;
+    *) echo "report.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 OUT=$(mktemp /tmp/posenc-report.XXXXXX)
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)
 DIRTY=""
@@ -62,6 +74,7 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 section() {
   local title=$1
   shift
+  [[ -z $ONLY || $title =~ $ONLY ]] || return 0
   local before; before=$(load)
   echo "== $title" >&2
   local log; log=$(mktemp)
@@ -83,7 +96,13 @@ section() {
 }
 
 {
-  echo "## Run"
+  if [[ -n $ONLY ]]; then
+    echo "## Partial run: the sections matching \`$ONLY\`"
+    echo
+    echo "\`bench/report.sh --only '$ONLY'\`: only these sections, at a later commit than the whole run below; they supersede its figures for the same tools."
+  else
+    echo "## Run"
+  fi
   echo
   echo "Commit \`$COMMIT\`$DIRTY, $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), kernel $(uname -r); gRPC $(sed -n 's/^version=//p' "$ROOT/scripts/build-grpc.sh") from Debian's source with the $(grep -vc '^#' "$ROOT/third_party/grpc/patches/series") patches of third_party/grpc/patches/series (scripts/build-grpc.sh), Protobuf $(dpkg-query -W -f='${Version}' libprotobuf-dev 2>/dev/null), Abseil $(dpkg-query -W -f='${Version}' libabsl-dev 2>/dev/null); Release build (\`cmake --preset release && cmake --build --preset release\`). Load average at start $(load); each section gives it before and after its tool."
   echo
@@ -167,12 +186,37 @@ section "HTTP/2 attacks through HAProxy and nginx (fronts.py; defence in depth)"
   echo
   /usr/bin/python3 "$ROOT/bench/report_verdicts.py" "$SECTIONS"
   echo
-  cat "$ROOT/bench/decisions.md"
-  echo
-  echo "## Each tool's output"
+  if [[ -z $ONLY ]]; then
+    cat "$ROOT/bench/decisions.md"
+    echo
+    echo "## Each tool's output"
+  fi
   cat "$SECTIONS"
 } >> "$OUT"
 rm -f "$SECTIONS"
+
+if [[ -n $ONLY ]]; then
+  # The partial block goes above the whole run ("## Run"), replacing any
+  # earlier partial block; the rest of BENCHMARKS.md stays as it was.
+  if [[ $WRITE == 1 ]]; then
+    /usr/bin/python3 - "$ROOT/BENCHMARKS.md" "$OUT" <<'PY'
+import sys
+path, block = sys.argv[1], open(sys.argv[2]).read()
+text = open(path).read()
+head, run = text.split("\n## Run\n", 1)
+partial = head.find("\n## Partial")
+if partial >= 0:
+    head = head[:partial + 1]
+open(path, "w").write(head.rstrip("\n") + "\n\n" + block.rstrip("\n") +
+                      "\n\n## Run\n" + run)
+PY
+    echo "report.sh: partial block written to BENCHMARKS.md (commit $COMMIT)" >&2
+  else
+    cat "$OUT"
+  fi
+  rm -f "$OUT"
+  exit $((FAILED > 0))
+fi
 
 # BENCHMARKS.md is this report, whole: the title block says how it was made,
 # and earlier runs stay in git history (git log -p BENCHMARKS.md).
