@@ -112,6 +112,8 @@ ABSL_FLAG(double, target_ratio, 0.5,
 
 namespace posenc {
 using bench::LoadAverage;
+using bench::Summarize;
+using bench::Summary;
 using bench::ThreadCpuNs;
 namespace {
 
@@ -136,23 +138,6 @@ std::vector<double> Timesteps() {
   std::vector<double> ts;
   for (uint32_t k = 0; k < kPoints; ++k) ts.push_back((k + 0.5) / kPoints);
   return ts;
-}
-
-// A median, its 95% interval, and the interval's half-width relative to
-// the median.
-struct Summary {
-  double median = 0, lo = 0, hi = 0;
-  double spread() const { return median > 0 ? (hi - lo) / 2 / median : 0; }
-};
-
-Summary Summarize(std::vector<double> v) {
-  Summary s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  std::tie(s.lo, s.hi) = bench::MedianCi(v);
-  return s;
 }
 
 int g_missed = 0;

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "bench/median_ci.h"
+#include "bench/multi_axis_batch.h"
 #include "core/encoding.h"
 #include "core/point_grid.h"
 #include "core/real_encoding_plan.h"
@@ -355,17 +356,7 @@ void BM_MultiAxisQwen2VlBatch(benchmark::State& state) {
   spec.mrope_section = {16, 24, 24};
   spec.coordinates = 3;
   spec.layout = Layout::kRotateHalf;
-  std::vector<double> ids;
-  for (int p = 0; p < 1024; ++p)
-    ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
-  for (int h = 0; h < 32; ++h) {
-    for (int w = 0; w < 32; ++w) {
-      ids.insert(ids.end(), {1024.0, 1024.0 + h, 1024.0 + w});
-    }
-  }
-  for (int p = 1056; p < 2080; ++p) {
-    ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
-  }
+  const std::vector<double> ids = bench::Qwen2VlBatchIds();
   const size_t points = ids.size() / 3;
   std::vector<std::byte> out(points * spec.row_bytes());
   for (auto _ : state) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,24 @@ inline std::pair<double, double> MedianCi(std::vector<double> v) {
     term = term * static_cast<double>(n - j) / static_cast<double>(j + 1);
   }
   return {v[k - 1], v[n - k]};
+}
+
+// A median, its 95% interval (MedianCi), and the interval's half-width
+// relative to the median.
+struct Summary {
+  double median = 0, lo = 0, hi = 0;
+  double spread() const { return median > 0 ? (hi - lo) / 2 / median : 0; }
+};
+
+// The Summary of `v`; all zeros when `v` is empty.
+inline Summary Summarize(std::vector<double> v) {
+  Summary s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  std::tie(s.lo, s.hi) = MedianCi(v);
+  return s;
 }
 
 // "met" when the whole interval meets the target, "MISSED" when none of it

@@ -53,6 +53,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "bench/median_ci.h"
+#include "bench/multi_axis_batch.h"
 #include "bench/run_conditions.h"
 #include "core/encoding_plan.h"
 #include "core/point_grid.h"
@@ -69,6 +70,8 @@ ABSL_FLAG(double, target_ratio, 0.5,
 
 namespace posenc {
 using bench::LoadAverage;
+using bench::Summarize;
+using bench::Summary;
 using bench::ThreadCpuNs;
 namespace {
 
@@ -121,21 +124,6 @@ RealEncodingSpec Qwen3Spec(DType dtype) {
   return spec;
 }
 
-std::vector<double> QwenIds() {
-  std::vector<double> ids;
-  for (int p = 0; p < 1024; ++p)
-    ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
-  for (int h = 0; h < 32; ++h) {
-    for (int w = 0; w < 32; ++w) {
-      ids.insert(ids.end(), {1024.0, 1024.0 + h, 1024.0 + w});
-    }
-  }
-  for (int p = 1056; p < 2080; ++p) {
-    ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
-  }
-  return ids;
-}
-
 struct Case {
   Case(std::string n, double v, std::function<void()> r)
       : name(std::move(n)), values(v), run(std::move(r)) {}
@@ -144,21 +132,6 @@ struct Case {
   std::function<void()> run;
   std::vector<double> values_per_s;  // one per round
 };
-
-// A median, its 95% interval.
-struct Summary {
-  double median = 0, lo = 0, hi = 0;
-};
-
-Summary Summarize(std::vector<double> v) {
-  Summary s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  std::tie(s.lo, s.hi) = bench::MedianCi(v);
-  return s;
-}
 
 // The rounds' ratios a[r] / b[r].
 std::vector<double> Ratios(const Case& a, const Case& b) {
@@ -177,7 +150,7 @@ int Run() {
       "of the same dtype, one thread, thread CPU time; load average at start "
       "%s\n\n",
       LoadAverage().c_str());
-  const std::vector<double> qwen_ids = QwenIds();
+  const std::vector<double> qwen_ids = bench::Qwen2VlBatchIds();
   const PointGrid flux_grid = FluxGrid();
   // One output buffer, large enough for every case, touched before timing.
   size_t bytes = 0;
