@@ -539,6 +539,14 @@ SCENARIOS = {
 }
 
 
+def print_logs(tmp):
+    """The last 3000 bytes of every process's log, to stderr."""
+    for name in sorted(os.listdir(tmp)):
+        with open(os.path.join(tmp, name), "rb") as log:
+            print(f"--- {name}\n" + log.read()[-3000:].decode(
+                errors="replace"), file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--server", required=True)
@@ -553,11 +561,12 @@ def main():
         try:
             SCENARIOS[args.scenario](args, tmp, f)
         except Exception:
-            for name in sorted(os.listdir(tmp)):
-                with open(os.path.join(tmp, name), "rb") as log:
-                    print(f"--- {name}\n" + log.read()[-3000:].decode(
-                        errors="replace"), file=sys.stderr)
+            print_logs(tmp)
             raise
+        if f.items:
+            # A failed check: the proxy's and the replicas' logs say why (a
+            # replica marked DOWN, a restart).
+            print_logs(tmp)
     print(f"{args.scenario}: {len(f.items)} failed")
     return 1 if f.items else 0
 

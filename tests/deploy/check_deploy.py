@@ -414,7 +414,9 @@ def check_haproxy(root):
                    "retry-on conn-failure empty-response",
                    "hash-type consistent", "balance hash req.body,ungrpc(1)",
                    "http-request wait-for-body", "option redispatch",
-                   "tcp-check expect binary 00000000020801", "proto h2"):
+                   "tcp-check expect rbinary 000000000208(01|02)",
+                   "tcp-check expect min-recv 1 binary 00000000020801",
+                   "timeout check 2s", "proto h2"):
         check(needle in text, f"haproxy.cfg lacks `{needle}`")
     check(text.count("tcp-check send-binary") == 3,
           "every haproxy backend needs the gRPC health tcp-check")
