@@ -222,6 +222,18 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
   max_abs_position_ = m;
 }
 
+size_t RealEncodingPlan::MemoryBytes() const {
+  const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  size_t total = bytes(segments_) + bytes(freq_) + bytes(w0_) + bytes(w1_) +
+                 bytes(w2_) + bytes(sets_) + bytes(word_set_) +
+                 bytes(word_index_) + bytes(src_) + bytes(dst_) + bytes(runs_) +
+                 bytes(segment_runs_);
+  for (const RealEncodingSpec& set : sets_) {
+    total += bytes(set.axes_dim) + bytes(set.mrope_section);
+  }
+  return total + bytes(spec_.axes_dim) + bytes(spec_.mrope_section);
+}
+
 absl::StatusOr<RealEncodingPlan> RealEncodingPlan::Create(
     const RealEncodingSpec& spec, const SpecLimits& limits) {
   absl::Status status = ValidateRealEncodingSpec(spec, limits);

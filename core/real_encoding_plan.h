@@ -1,8 +1,9 @@
 // RealEncodingPlan: an encoding of real-valued points
 // (core/real_encoding_spec.h) with its exact frequencies split into double
-// words, built once per call and then used to compute any point's row exactly:
-// every value is the exact sin/cos(x * F_i), correctly rounded once (RNE) to
-// the dtype.
+// words, built once per spec (a server keeps the last few,
+// core/real_encoding_plan_cache.h) and then used to compute any point's row
+// exactly: every value is the exact sin/cos(x * F_i), correctly rounded once
+// (RNE) to the dtype.
 //
 // Each value takes the first path that decides it: the SIMD fast path
 // (relative error 2^-47), the double-double path (absolute error 2^-125
@@ -56,6 +57,9 @@ class RealEncodingPlan {
                                                  const SpecLimits& limits);
 
   const RealEncodingSpec& spec() const { return spec_; }
+
+  // Heap bytes the plan holds (its arrays), for caches' bounds.
+  size_t MemoryBytes() const;
 
   // The largest |x| a coordinate may have: 2^24 / F_max, rounded down.
   double max_abs_position() const { return max_abs_position_; }

@@ -107,6 +107,20 @@ struct RealEncodingSpec {
 
   std::string DebugString() const;
 
+  // Every field equal (doubles by value).
+  bool operator==(const RealEncodingSpec& o) const {
+    return dim == o.dim && dtype == o.dtype && layout == o.layout &&
+           scheme == o.scheme && max_period == o.max_period &&
+           shift == o.shift && scale == o.scale &&
+           scale_divisor == o.scale_divisor && pad_odd_dim == o.pad_odd_dim &&
+           num_frequencies == o.num_frequencies &&
+           min_freq_exp == o.min_freq_exp && max_freq_exp == o.max_freq_exp &&
+           coordinates == o.coordinates && include_input == o.include_input &&
+           axes_dim == o.axes_dim && mrope_section == o.mrope_section &&
+           mrope_interleaved == o.mrope_interleaved;
+  }
+  bool operator!=(const RealEncodingSpec& o) const { return !(*this == o); }
+
  private:
   // sum(axes_dim) / 2, or dim / 2 with mrope_section.
   uint32_t MultiAxisPairs() const;

@@ -20,6 +20,12 @@
 namespace posenc {
 namespace {
 
+// Encode's kept plans (core/real_encoding_plan_cache.h): a few specs in use
+// at once per server; a plan is ~48 bytes per frequency (a dim-320 one is
+// ~8 KiB, the largest a max_d of 65536 allows ~1.5 MiB).
+constexpr size_t kEncodePlansKept = 16;
+constexpr size_t kEncodePlanBytesKept = size_t{8} << 20;
+
 // Counts one call in MethodStats from its start to its end. (Its failure is
 // logged once, with its routing key, by the call's CallScope.)
 class CallRecord {
@@ -442,6 +448,7 @@ PositionalEncodingService::PositionalEncodingService(
       stats_(stats),
       calls_(calls),
       miss_limiter_(limits.max_misses_per_connection),
+      encode_plans_(limits.spec, kEncodePlansKept, kEncodePlanBytesKept),
       start_time_(absl::Now()) {}
 
 grpc::ServerUnaryReactor* PositionalEncodingService::FinishRequestMissing(
@@ -651,26 +658,27 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
     if (slot.ok()) ticket->slot = std::move(*slot);
   }
   if (admitted.ok()) {
-    // The frequencies (O(half) MPFR products) and the rows, on the pool.
+    // The frequencies (O(half) MPFR products, or a kept plan) and the
+    // rows, on the pool.
     admitted = PostMiss(
         context, answer_bytes, [this, reactor, response, record, plan, ticket] {
-          absl::StatusOr<RealEncodingPlan> encoding =
-              RealEncodingPlan::Create(plan->spec, limits_.spec);
+          absl::StatusOr<std::shared_ptr<const RealEncodingPlan>> encoding =
+              encode_plans_.Get(plan->spec);
           absl::Status status =
               !encoding.ok() ? encoding.status()
               : plan->grid.has_value()
-                  ? encoding->ValidateGrid(*plan->grid,
-                                           limits_.max_rows_per_request)
-                  : encoding->ValidatePositions(plan->positions,
-                                                limits_.max_rows_per_request);
+                  ? (*encoding)->ValidateGrid(*plan->grid,
+                                              limits_.max_rows_per_request)
+                  : (*encoding)->ValidatePositions(
+                        plan->positions, limits_.max_rows_per_request);
           absl::StatusOr<grpc::Slice> data =
               status.ok() ? ticket->charge.IntoSlice()
                           : absl::StatusOr<grpc::Slice>(status);
           if (data.ok()) {
             if (plan->grid.has_value()) {
-              encoding->ComputeGridRows(*plan->grid, MutableData(*data));
+              (*encoding)->ComputeGridRows(*plan->grid, MutableData(*data));
             } else {
-              encoding->ComputeRows(plan->positions, MutableData(*data));
+              (*encoding)->ComputeRows(plan->positions, MutableData(*data));
             }
           }
           ticket->slot.reset();  // before the client sees the answer

@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "core/byte_budget.h"
 #include "core/compute_pool.h"
+#include "core/real_encoding_plan_cache.h"
 #include "core/table_cache.h"
 #include "core/table_spec.h"
 #include "posenc/v1/posenc.grpc.pb.h"
@@ -124,6 +125,8 @@ class PositionalEncodingService final : public RawTableMethods {
   MethodStats* const stats_;
   CallCounters* const calls_;
   MissLimiter miss_limiter_;
+  // Encode's plans of the last specs (their frequencies), not values.
+  RealEncodingPlanCache encode_plans_;
   RefusalStats refusals_;
   const absl::Time start_time_;
   std::atomic<bool> draining_{false};
