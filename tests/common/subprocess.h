@@ -89,6 +89,22 @@ class Subprocess {
   std::optional<int> exit_code_;
 };
 
+// What a program run to its end printed, and how it ended.
+struct ProgramResult {
+  int exit_code = -1;  // -1: still running after the timeout (then killed)
+  std::string out, err;
+};
+
+// Runs argv to its end (at most `timeout`), stdout and stderr captured to
+// this test's temp files (not terminals).
+inline ProgramResult RunProgram(const std::vector<std::string>& argv,
+                                absl::Duration timeout = absl::Seconds(60)) {
+  Subprocess program(argv, TestTempPath("program.out"),
+                     TestTempPath("program.err"));
+  std::optional<int> code = program.Wait(timeout);
+  return {code.value_or(-1), program.Stdout(), program.Stderr()};
+}
+
 }  // namespace posenc::testing
 
 #endif  // POSENC_TESTS_COMMON_SUBPROCESS_H_

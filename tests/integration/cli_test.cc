@@ -21,10 +21,7 @@ using ::testing::HasSubstr;
 
 class CliTest : public ServerTest {
  protected:
-  struct Result {
-    int exit_code;
-    std::string out, err;
-  };
+  using Result = ProgramResult;
 
   Result RunCli(std::vector<std::string> args, bool with_target = true) {
     args.insert(args.begin(), POSENC_CLI_PATH);
@@ -32,9 +29,7 @@ class CliTest : public ServerTest {
       args.push_back("--target");
       args.push_back(ClientOptions().target);
     }
-    Subprocess cli(args, Temp("cli.out"), Temp("cli.err"));
-    std::optional<int> code = cli.Wait(absl::Seconds(60));
-    return {code.value_or(-1), cli.Stdout(), cli.Stderr()};
+    return RunProgram(args);
   }
 
   static std::string Temp(const std::string& name) {

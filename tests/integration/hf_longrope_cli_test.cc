@@ -37,9 +37,8 @@ class HfLongRopeCliTest : public ServerTest {
                                      "--target",
                                      ClientOptions().target};
     args.insert(args.end(), extra.begin(), extra.end());
-    Subprocess cli(args, TestTempPath("cli.out"), TestTempPath("cli.err"));
-    std::optional<int> code = cli.Wait(absl::Seconds(60));
-    EXPECT_EQ(code, 0) << cli.Stderr();
+    const ProgramResult cli = RunProgram(args);
+    EXPECT_EQ(cli.exit_code, 0) << cli.err;
     absl::StatusOr<NpyArray> npy = ReadNpy(path);
     EXPECT_TRUE(npy.ok()) << npy.status();
     return npy.ok() ? *npy : NpyArray{};

@@ -82,19 +82,14 @@ absl::StatusOr<Image> ReadPng(const std::string& path) {
 
 class PlotTest : public ServerTest {
  protected:
-  struct Result {
-    int exit_code;
-    std::string out, err;
-  };
+  using Result = ProgramResult;
 
   // Runs the CLI with stdout and stderr captured to files (not terminals).
   Result RunCli(std::vector<std::string> args) {
     args.insert(args.begin(), POSENC_CLI_PATH);
     args.push_back("--target");
     args.push_back(ClientOptions().target);
-    Subprocess cli(args, Temp("cli.out"), Temp("cli.err"));
-    std::optional<int> code = cli.Wait(absl::Seconds(60));
-    return {code.value_or(-1), cli.Stdout(), cli.Stderr()};
+    return RunProgram(args);
   }
 
   // Runs the CLI with stderr on a pseudo-terminal and stdout to /dev/null;

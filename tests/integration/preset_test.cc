@@ -23,18 +23,13 @@ using ::testing::HasSubstr;
 
 class PresetTest : public ServerTest {
  protected:
-  struct Result {
-    int exit_code;
-    std::string out, err;
-  };
+  using Result = ProgramResult;
   // The posenc CLI against this server.
   Result RunCli(std::vector<std::string> args) {
     args.insert(args.begin(), POSENC_CLI_PATH);
     args.push_back("--target");
     args.push_back(ClientOptions().target);
-    Subprocess cli(args, TestTempPath("cli.out"), TestTempPath("cli.err"));
-    std::optional<int> code = cli.Wait(absl::Seconds(60));
-    return {code.value_or(-1), cli.Stdout(), cli.Stderr()};
+    return RunProgram(args);
   }
 };
 
