@@ -4,7 +4,7 @@
 # the host-built binaries, a Docker engine, the base image and the posenc
 # image (docker/build-image.sh).
 # The caller sets `repo`, `log_name` and `work` (a scratch directory) first,
-# and calls stop_engine from its EXIT trap.
+# and calls stop_engine from its EXIT trap (the compose tests: compose_cleanup).
 
 readonly SKIP=77
 started_dockerd=""
@@ -65,6 +65,30 @@ stop_engine() {
       sleep 0.5
     done
   fi
+}
+
+# The EXIT trap of the compose tests. Once `compose_up` is set (the test
+# ran `up`): on failure the services' last `compose_log_lines` log lines,
+# then `compose_before_down` (a function name, if set), then
+# `docker-compose -f $compose_file down -v`. Always: the engine stopped if
+# this script started it, and $work removed; exits with the test's status.
+compose_cleanup() {
+  local status=$?
+  if [[ -n "${compose_up:-}" ]]; then
+    if ((status != 0)); then
+      docker-compose -f "$compose_file" logs --no-color \
+        --tail "${compose_log_lines:-40}" >&2 2>&1 || true
+    fi
+    if [[ -n "${compose_before_down:-}" ]]; then
+      "$compose_before_down" || true
+    fi
+    log "docker-compose down -v"
+    timeout 120 docker-compose -f "$compose_file" down -v \
+      --remove-orphans >/dev/null 2>&1 || true
+  fi
+  stop_engine
+  rm -rf "$work"
+  exit "$status"
 }
 
 # debian:bookworm-slim, made with debootstrap when no registry has it.

@@ -35,25 +35,12 @@ export POSENC_GOLDEN_SHA256
 [[ "$POSENC_GOLDEN_SHA256" =~ ^[0-9a-f]{64}$ ]] ||
   fail "no GetTable d512_f64_concat sha256 in tests/golden/interop.txt"
 volume="${COMPOSE_PROJECT_NAME}_shm"
-compose() { docker-compose -f "$repo/docker/compose.shm.yaml" "$@"; }
-up=""
-
-cleanup() {
-  local status=$?
-  if [[ -n "$up" ]]; then
-    if ((status != 0)); then
-      compose logs --no-color --tail 40 >&2 2>&1 || true
-    fi
-    docker rm -f "${COMPOSE_PROJECT_NAME}_holder" >/dev/null 2>&1 || true
-    log "docker-compose down -v"
-    timeout 120 docker-compose -f "$repo/docker/compose.shm.yaml" down -v \
-      --remove-orphans >/dev/null 2>&1 || true
-  fi
-  stop_engine
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
+compose_file="$repo/docker/compose.shm.yaml"
+compose() { docker-compose -f "$compose_file" "$@"; }
+compose_up=""
+remove_holder() { docker rm -f "${COMPOSE_PROJECT_NAME}_holder" >/dev/null 2>&1; }
+compose_before_down=remove_holder
+trap compose_cleanup EXIT
 
 require_docker docker-compose
 binaries_from_args "$@"
@@ -63,8 +50,8 @@ build_image "$POSENC_IMAGE"
 
 # ---- up ----------------------------------------------------------------------
 log "docker-compose -f docker/compose.shm.yaml up -d (project $COMPOSE_PROJECT_NAME, image $POSENC_IMAGE)"
-up=1
-if ! timeout 300 docker-compose -f "$repo/docker/compose.shm.yaml" up -d \
+compose_up=1
+if ! timeout 300 docker-compose -f "$compose_file" up -d \
   >"$work/up.log" 2>&1; then
   tail -n 40 "$work/up.log" >&2
   fail "docker-compose up failed"

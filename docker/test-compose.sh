@@ -31,23 +31,11 @@ export COMPOSE_PROJECT_NAME="posenctest$$"
 export POSENC_PORT
 export POSENC_IMAGE="${POSENC_TEST_IMAGE:-posenc:test}"
 declare -A container=()  # replica number -> container id
-compose() { docker-compose -f "$repo/docker/compose.yaml" "$@"; }
-
-cleanup() {
-  local status=$?
-  if [[ -n "${POSENC_PORT:-}" ]]; then
-    if ((status != 0)); then
-      compose logs --no-color --tail 30 >&2 2>&1 || true
-    fi
-    log "docker-compose down"
-    timeout 120 docker-compose -f "$repo/docker/compose.yaml" down -v \
-      --remove-orphans >/dev/null 2>&1 || true
-  fi
-  stop_engine
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
+compose_file="$repo/docker/compose.yaml"
+compose() { docker-compose -f "$compose_file" "$@"; }
+compose_up=""
+compose_log_lines=30
+trap compose_cleanup EXIT
 
 require_docker docker-compose
 binaries_from_args "$@"
@@ -56,6 +44,7 @@ ensure_base_image
 build_image "$POSENC_IMAGE"
 
 POSENC_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+compose_up=1
 target="127.0.0.1:$POSENC_PORT"
 
 # ---- up ----------------------------------------------------------------------
