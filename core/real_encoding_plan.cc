@@ -488,14 +488,24 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
                        RealSlowColumn::Call, &ctx)) {
       return;
     }
+  } else if (dtype != DType::kFloat64) {
+    // float16 / bfloat16: the same one pass, rounded to 16 bits.
+    const size_t offset = compute_layout_ == Layout::kInterleaved
+                              ? 2 * size_t{s.first}
+                              : size_t{s.first};
+    RealSlowColumn ctx{this, &s, x, out};
+    if (Half16RowSimd(w0, w1, s.columns, compute_pairs_, compute_layout_, x,
+                      dtype == DType::kBFloat16,
+                      reinterpret_cast<uint16_t*>(out) + offset,
+                      RealSlowColumn::Call, &ctx)) {
+      return;
+    }
   } else {
-    // Blocks of kBlock pairs: sin/cos in double (16-bit dtypes) or
-    // double-double (float64), then rounded by the anchor-row mode of the
-    // range kernels (relative slack; row_kernel_simd.h), which calls the
-    // per-value paths for what it leaves undecided.
-    const bool f64 = dtype == DType::kFloat64;
+    // float64: blocks of kBlock pairs, sin/cos in double-double, then
+    // rounded by the anchor-row mode of the range kernels (relative slack;
+    // row_kernel_simd.h), which calls the per-value paths for what it
+    // leaves undecided.
     double s_hi[kBlock], s_lo[kBlock], c_hi[kBlock], c_lo[kBlock];
-    uint8_t risky[kBlock];
     RealSlowColumn ctx{this, &s, x, out};
     uint32_t done = 0;
     for (uint32_t i = 0; i < s.columns; i += kBlock) {
@@ -504,34 +514,15 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
       const size_t offset =
           compute_layout_ == Layout::kInterleaved ? 2 * pair : pair;
       ctx.base = i;
-      bool ok;
-      if (f64) {
-        // Risky values come with NaN high words: undecided by the kernel.
-        ok = DdSinCosColumnsSimd(w0 + i, w1 + i, w2 + i, n, x, s_hi, s_lo, c_hi,
-                                 c_lo) &&
-             Float64RowFromAnchorSimd(
-                 {s_hi, s_lo, c_hi, c_lo, nullptr, nullptr, nullptr, nullptr},
-                 n, compute_pairs_, compute_layout_,
-                 reinterpret_cast<double*>(out) + offset,
-                 /*stream=*/false, RealSlowColumn::Call, &ctx);
-      } else {
-        ok = SinCosColumnsSimd(w0 + i, w1 + i, n, x, s_hi, c_hi, risky);
-        if (ok) {
-          // A risky value is not within the fast bound: round a harmless
-          // 0 there, then overwrite it by the per-value paths below.
-          for (uint32_t k = 0; k < n; ++k) {
-            if (risky[k]) s_hi[k] = c_hi[k] = 0;
-          }
-          ok = Half16RowFromAnchorSimd(
-              s_hi, c_hi, nullptr, c_hi, n, compute_pairs_, compute_layout_,
-              dtype == DType::kBFloat16,
-              reinterpret_cast<uint16_t*>(out) + offset, RealSlowColumn::Call,
-              &ctx);
-          for (uint32_t k = 0; ok && k < n; ++k) {
-            if (risky[k]) ComputeValue(s, i + k, x, out);
-          }
-        }
-      }
+      // Risky values come with NaN high words: undecided by the kernel.
+      const bool ok =
+          DdSinCosColumnsSimd(w0 + i, w1 + i, w2 + i, n, x, s_hi, s_lo, c_hi,
+                              c_lo) &&
+          Float64RowFromAnchorSimd(
+              {s_hi, s_lo, c_hi, c_lo, nullptr, nullptr, nullptr, nullptr}, n,
+              compute_pairs_, compute_layout_,
+              reinterpret_cast<double*>(out) + offset,
+              /*stream=*/false, RealSlowColumn::Call, &ctx);
       if (!ok) break;  // no SIMD target with FMA on this CPU
       done = i + n;
     }

@@ -467,6 +467,59 @@ bool Half16RowFromAnchorSimdImpl(const double* s0, const double* c0,
   return true;
 }
 
+// The 16-bit twin of Float32RowSimdImpl: sin/cos(pos * (w0 + w1)) of each
+// column by SinCosVec, rounded by the anchor-row interval test (relative
+// slack) in one pass; risky or undecided columns go to `slow`.
+template <class F>
+HWY_INLINE void Half16RowT(const double* w0, const double* w1, uint32_t columns,
+                           uint32_t half, Layout layout, double pos,
+                           uint16_t* row, SlowColumnFn slow, void* ctx) {
+  const hn::ScalableTag<double> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::Rebind<uint16_t, decltype(d)> d16;
+  const hn::Rebind<uint32_t, decltype(d)> d32;
+  const size_t n = hn::Lanes(d);
+  uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
+  uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
+  const auto p = hn::Set(d, pos);
+  const auto rel = hn::Set(d, kFastCheckSlack);
+  for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
+    hn::Vec<decltype(d)> ys, yc;
+    hn::Mask<decltype(d)> risky;
+    SinCosVec(d, p, hn::LoadU(d, w0 + i), hn::LoadU(d, w1 + i), ys, yc, risky);
+    hn::Vec<decltype(du)> sb, cb;
+    hn::Mask<decltype(du)> s_undecided, c_undecided;
+    RoundHalf16Interval<F>(d, ys, hn::Mul(hn::Abs(ys), rel), sb, s_undecided);
+    RoundHalf16Interval<F>(d, yc, hn::Mul(hn::Abs(yc), rel), cb, c_undecided);
+    const auto undecided =
+        hn::Or(hn::RebindMask(d, hn::Or(s_undecided, c_undecided)), risky);
+    const size_t valid = HWY_MIN(n, size_t{columns - i});
+    StoreHalf16Columns(d32, d16, sb, cb, layout, n, valid, i, row, sin_base,
+                       cos_base);
+    if (HWY_UNLIKELY(!hn::AllFalse(d, undecided))) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(d, undecided, bits);
+      for (size_t k = 0; k < valid; ++k) {
+        if ((bits[k / 8] >> (k % 8)) & 1)
+          slow(ctx, i + static_cast<uint32_t>(k));
+      }
+    }
+  }
+}
+
+bool Half16RowSimdImpl(const double* w0, const double* w1, uint32_t columns,
+                       uint32_t half, Layout layout, double pos, bool bfloat16,
+                       uint16_t* row, SlowColumnFn slow, void* ctx) {
+  if (bfloat16) {
+    Half16RowT<BFloat16Format>(w0, w1, columns, half, layout, pos, row, slow,
+                               ctx);
+  } else {
+    Half16RowT<Float16Format>(w0, w1, columns, half, layout, pos, row, slow,
+                              ctx);
+  }
+  return true;
+}
+
 // Interval rounding test into a 16-bit format on float32 lanes, by the bits
 // of the interval's ends. Both formats' values are float32 values whose low
 // kShift bits are zero (bfloat16: 16, subnormals included; float16: 13, in
@@ -948,6 +1001,10 @@ bool Half16RowFromAnchorSimdImpl(const double*, const double*, const double*,
                                  bool, uint16_t*, SlowColumnFn, void*, double) {
   return false;
 }
+bool Half16RowSimdImpl(const double*, const double*, uint32_t, uint32_t, Layout,
+                       double, bool, uint16_t*, SlowColumnFn, void*) {
+  return false;
+}
 bool Half16RowFromAnchorF32SimdImpl(const Half16Arrays&, uint32_t, uint32_t,
                                     Layout, bool, uint16_t*, SlowColumnFn,
                                     void*, double) {
@@ -996,6 +1053,7 @@ HWY_EXPORT(SinCosColumnsSimdImpl);
 HWY_EXPORT(Float32RowFromAnchorSimdImpl);
 HWY_EXPORT(FlushStreamImpl);
 HWY_EXPORT(Half16RowFromAnchorSimdImpl);
+HWY_EXPORT(Half16RowSimdImpl);
 HWY_EXPORT(Half16RowFromAnchorF32SimdImpl);
 HWY_EXPORT(Float64RowFromAnchorSimdImpl);
 HWY_EXPORT(DdSinCosColumnsSimdImpl);
@@ -1077,6 +1135,13 @@ bool Float32RowSimd(const double* w0, const double* w1, uint32_t columns,
                     SlowColumnFn slow, void* ctx) {
   return HWY_DYNAMIC_DISPATCH(Float32RowSimdImpl)(w0, w1, columns, half, layout,
                                                   pos, row, slow, ctx);
+}
+
+bool Half16RowSimd(const double* w0, const double* w1, uint32_t columns,
+                   uint32_t half, Layout layout, double pos, bool bfloat16,
+                   uint16_t* row, SlowColumnFn slow, void* ctx) {
+  return HWY_DYNAMIC_DISPATCH(Half16RowSimdImpl)(w0, w1, columns, half, layout,
+                                                 pos, bfloat16, row, slow, ctx);
 }
 
 bool SinCosColumnsSimd(const double* w0, const double* w1, uint32_t columns,

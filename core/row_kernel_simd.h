@@ -39,6 +39,15 @@ bool Float32RowSimd(const double* w0, const double* w1, uint32_t columns,
                     uint32_t half, Layout layout, double pos, float* row,
                     SlowColumnFn slow, void* ctx);
 
+// As Float32RowSimd, into float16 or bfloat16 (RNE): every column's sin and
+// cos decided by the fast path's bound, else `slow(ctx, column)` (which
+// must write both). Columns may end within a vector: the words must be
+// padded to RoundUpToKernelLanes(columns). Returns false if this CPU has
+// no SIMD target with FMA (nothing written).
+bool Half16RowSimd(const double* w0, const double* w1, uint32_t columns,
+                   uint32_t half, Layout layout, double pos, bool bfloat16,
+                   uint16_t* row, SlowColumnFn slow, void* ctx);
+
 // sin/cos(pos * (w0 + w1)) in double for columns [0, columns), with relative
 // error <= kFastRelError unless risky[i] != 0. Writes RoundUpToKernelLanes
 // entries. Returns false if this CPU has no SIMD target with FMA.
