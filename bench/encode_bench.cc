@@ -3,8 +3,10 @@
 //
 // The call: 1024 real timesteps t = (k + 0.5) / 1024 at dim 320, FLUX's
 // timestep_embedding (LAYOUT_CONCAT_COS_SIN, scale 1000), the batch of
-// bench/ghz/encode_timesteps.json. Nothing of Encode is cached, so every
-// call is cold: the plan (its 160 exact frequencies, MPFR) and the rows.
+// bench/ghz/encode_timesteps.json. No value of Encode is cached, so every
+// call computes its rows; the server keeps the plans of its last specs
+// (core/real_encoding_plan_cache.h: the 160 exact frequencies, MPFR), so a
+// repeated spec skips the plan and a new one pays for it.
 //
 //   1. core CPU per call, float32: RealEncodingPlan::Create + ComputeRows on
 //      this thread (CLOCK_THREAD_CPUTIME_ID), --rounds samples; target
@@ -17,14 +19,17 @@
 //      --batches samples. The loop is bounded in calls and in time
 //      (--max_seconds). Same target.
 //   3. cold throughput, values per second of thread CPU, every dtype:
-//      Encode (Create + ComputeRows, 1024 x 320 values) against the plain
-//      float32 table of the same dim (TableSpec d = 320, max_len 1024:
-//      EncodingPlan built once, ComputeRows of rows 0..1023: the table
-//      kernel's rate, the stricter baseline, which the verdict takes; and,
-//      for reference, the cold table, its plan built in the timing too).
+//      Encode's rows (ComputeRows, 1024 x 320 values, the plan kept as the
+//      server keeps it) against the plain float32 table of the same dim
+//      (TableSpec d = 320, max_len 1024: EncodingPlan built once,
+//      ComputeRows of rows 0..1023: the table kernel's rate); target:
+//      Encode (plan kept) / table kernel >= --target_ratio (0.5). For
+//      reference, a spec's first call (Create + ComputeRows) against the
+//      cold table (its plan built in the timing too).
 //      Each round times every case once, in a new random order, so a slow
-//      spell of the machine falls on all of them; target: Encode / table
-//      kernel >= --target_ratio (0.5).
+//      spell of the machine falls on all of them, and each ratio is taken
+//      within a round: its median and interval are those of the rounds'
+//      ratios (paired samples).
 //      With them, in the same rounds, the sin/cos floor
 //      (bench/sincos_floor.h): for the same 1024 points x 160 frequencies,
 //      angle = x * F_i in double (F_i the double nearest the exact scaled
@@ -48,11 +53,14 @@
 // Every figure is a median with its 95% confidence interval
 // (bench/median_ci.h); every verdict is IntervalVerdict, the one rule of
 // the benchmarks: "met" when the whole interval meets the target, "within
-// noise" when the target lies inside it, else "MISSED". A ratio's interval
-// is the ratio of the medians times 1 -+ the two relative half-widths in
-// quadrature (at least 5%), as bench/encoding_bench does.
+// noise" when the target lies inside it, else "MISSED". A core ratio's
+// interval is MedianCi of the rounds' ratios, widened to at least -+5% of
+// its median (bench/encoding_bench's floor of noise); the server's ratio
+// to the gRPC floor (separate batches) is the ratio of the medians times
+// 1 -+ the two relative half-widths in quadrature (at least 5%), as
+// bench/encoding_bench does.
 //
-// Usage: encode_bench [--server=build/server/posenc_server] [--rounds=31]
+// Usage: encode_bench [--server=build/server/posenc_server] [--rounds=101]
 //        [--batches=15] [--batch_calls=20] [--max_seconds=120]
 // Exit status: 1 when a target is MISSED, a call fails or the server does
 // not start; else 0.
@@ -100,7 +108,8 @@ ABSL_FLAG(std::string, floor_server, "",
           "bench/floor_server binary: with --server, also measure gRPC's own "
           "CPU per call for the same request size and reply bytes, side by "
           "side (empty: not measured)");
-ABSL_FLAG(int, rounds, 31, "samples of each core case");
+ABSL_FLAG(int, rounds, 101,
+          "samples of each core case (a round of every case takes ~20 ms)");
 ABSL_FLAG(int, batches, 15, "samples of the server's CPU per call");
 ABSL_FLAG(int, batch_calls, 20, "Encode calls per server sample");
 ABSL_FLAG(double, max_seconds, 120,
@@ -168,18 +177,32 @@ std::pair<double, double> RatioCi(const Summary& a, const Summary& b) {
   return {r * (1 - noise), r * (1 + noise)};
 }
 
+// The rounds' ratios a[r] / b[r] (each round timed both): median, and
+// MedianCi widened to at least -+kMinNoise of the median.
+Summary PairedRatio(const std::vector<double>& a,
+                    const std::vector<double>& b) {
+  std::vector<double> ratios;
+  for (size_t r = 0; r < a.size() && r < b.size(); ++r) {
+    ratios.push_back(a[r] / b[r]);
+  }
+  Summary s = Summarize(ratios);
+  s.lo = std::min(s.lo, s.median * (1 - kMinNoise));
+  s.hi = std::max(s.hi, s.median * (1 + kMinNoise));
+  return s;
+}
+
 // Part of 3: the floor's values/s, floor / table kernel (the best an exact
 // Encode could reach: informational, not counted in the exit status), and
 // how many of the floor's float32 values differ from Encode float32's exact
 // ones (outside the timing).
 void PrintFloor(const std::vector<double>& ts, const std::vector<double>& freqs,
-                const Summary& floor_rate, const Summary& table_rate,
+                const Summary& floor_rate, const Summary& floor_over_table,
                 double target_ratio) {
   std::printf(
       "\n  floor (Highway's double hwy::Sin + hwy::Cos of x * F_i, cast to "
       "float32; not exact): median %.1f Mvalues/s, 95%% CI %.1f .. %.1f\n",
       floor_rate.median / 1e6, floor_rate.lo / 1e6, floor_rate.hi / 1e6);
-  const auto ci = RatioCi(floor_rate, table_rate);
+  const std::pair<double, double> ci{floor_over_table.lo, floor_over_table.hi};
   const char* verdict =
       bench::IntervalVerdict(ci, target_ratio, /*higher_is_better=*/true);
   // Not a target line (no ">=": bench/report_verdicts.py leaves it out of
@@ -193,8 +216,7 @@ void PrintFloor(const std::vector<double>& ts, const std::vector<double>& freqs,
   std::printf(
       "  floor            / table kernel = %.3f (95%% CI %.3f .. %.3f; the "
       "best any exact Encode could reach; the target %.2f): %s\n",
-      floor_rate.median / table_rate.median, ci.first, ci.second, target_ratio,
-      reading);
+      floor_over_table.median, ci.first, ci.second, target_ratio, reading);
 
   const size_t values = ts.size() * kDim;
   std::vector<float> exact(values), approx(values);
@@ -238,13 +260,26 @@ std::vector<double> RunCore(int rounds, double target_us, double target_ratio) {
     const EncodingPlan plan(table);
     plan.ComputeRows(0, kPoints, out.data());
   });
-  constexpr size_t kFirstEncode = 2;
+  // Encode with its plan kept (as the server keeps it for a repeated
+  // spec), then a spec's first call (Create in the timing).
+  std::vector<RealEncodingPlan> kept;
   for (DType dtype : kDTypes) {
-    cases.emplace_back(absl::StrCat("Encode ", DTypeName(dtype)), [&, dtype] {
-      absl::StatusOr<RealEncodingPlan> plan =
-          RealEncodingPlan::Create(FluxSpec(dtype), {});
-      plan->ComputeRows(ts, out.data());
-    });
+    kept.push_back(*RealEncodingPlan::Create(FluxSpec(dtype), {}));
+  }
+  constexpr size_t kFirstEncode = 2;
+  for (size_t k = 0; k < kept.size(); ++k) {
+    cases.emplace_back(
+        absl::StrCat("Encode ", DTypeName(kDTypes[k]), " (plan kept)"),
+        [&, k] { kept[k].ComputeRows(ts, out.data()); });
+  }
+  const size_t first_call = cases.size();
+  for (DType dtype : kDTypes) {
+    cases.emplace_back(
+        absl::StrCat("Encode ", DTypeName(dtype), " (first call)"), [&, dtype] {
+          absl::StatusOr<RealEncodingPlan> plan =
+              RealEncodingPlan::Create(FluxSpec(dtype), {});
+          plan->ComputeRows(ts, out.data());
+        });
   }
   const size_t end_encode = cases.size();
   // The floor: F_i = RN(scale * f_i), the first of the exact words.
@@ -292,38 +327,40 @@ std::vector<double> RunCore(int rounds, double target_us, double target_ratio) {
   PrintPerCall(
       "1. core CPU per Encode (RealEncodingPlan::Create + ComputeRows, "
       "float32)",
-      cases[kFirstEncode].us, target_us);
-  std::printf("\n3. cold Encode values/s over the float32 table's:\n");
-  const Summary table_rate = Summarize(cases[0].values_per_s);
-  const Summary cold_table_rate = Summarize(cases[1].values_per_s);
-  for (size_t k = kFirstEncode; k < end_encode; ++k) {
-    const Summary e = Summarize(cases[k].values_per_s);
-    const auto ci = RatioCi(e, table_rate);
+      cases[first_call].us, target_us);
+  std::printf(
+      "\n3. cold Encode values/s over the float32 table's (ratios within "
+      "each round):\n");
+  const std::vector<double>& table_rate = cases[0].values_per_s;
+  const std::vector<double>& cold_table_rate = cases[1].values_per_s;
+  for (size_t k = kFirstEncode; k < first_call; ++k) {
+    const Summary r = PairedRatio(cases[k].values_per_s, table_rate);
     std::printf(
-        "  %-16s / table kernel = %.3f (95%% CI %.3f .. %.3f; target >= "
+        "  %-28s / table kernel = %.3f (95%% CI %.3f .. %.3f; target >= "
         "%.2f): %s\n",
-        cases[k].name.c_str(), e.median / table_rate.median, ci.first,
-        ci.second, target_ratio,
-        Verdict(ci, target_ratio, /*higher_is_better=*/true));
-    const auto cold = RatioCi(e, cold_table_rate);
+        cases[k].name.c_str(), r.median, r.lo, r.hi, target_ratio,
+        Verdict({r.lo, r.hi}, target_ratio, /*higher_is_better=*/true));
+  }
+  for (size_t k = first_call; k < end_encode; ++k) {
+    const Summary r = PairedRatio(cases[k].values_per_s, cold_table_rate);
     std::printf(
-        "  %-16s / cold table   = %.3f (95%% CI %.3f .. %.3f; for "
+        "  %-28s / cold table   = %.3f (95%% CI %.3f .. %.3f; for "
         "reference)\n",
-        cases[k].name.c_str(), e.median / cold_table_rate.median, cold.first,
-        cold.second);
+        cases[k].name.c_str(), r.median, r.lo, r.hi);
   }
   const Summary floor_rate = Summarize(cases[floor_case].values_per_s);
-  PrintFloor(ts, freqs, floor_rate, table_rate, target_ratio);
-  for (size_t k = kFirstEncode; k < end_encode; ++k) {
-    const Summary e = Summarize(cases[k].values_per_s);
-    const auto ci = RatioCi(e, floor_rate);
+  PrintFloor(ts, freqs, floor_rate,
+             PairedRatio(cases[floor_case].values_per_s, table_rate),
+             target_ratio);
+  for (size_t k = kFirstEncode; k < first_call; ++k) {
+    const Summary r =
+        PairedRatio(cases[k].values_per_s, cases[floor_case].values_per_s);
     std::printf(
-        "  %-16s / floor        = %.3f (95%% CI %.3f .. %.3f; the ratio to "
+        "  %-28s / floor        = %.3f (95%% CI %.3f .. %.3f; the ratio to "
         "the floor)\n",
-        cases[k].name.c_str(), e.median / floor_rate.median, ci.first,
-        ci.second);
+        cases[k].name.c_str(), r.median, r.lo, r.hi);
   }
-  return cases[kFirstEncode].us;
+  return cases[first_call].us;
 }
 
 // 2: the server's CPU per call, through gRPC.
