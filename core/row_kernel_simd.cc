@@ -391,6 +391,39 @@ HWY_INLINE void StoreHalf16Columns(D32 d32, D16 d16, VU sb, VU cb,
 }
 
 // float16 / bfloat16 row from its anchor; see Float32RowFromAnchorT.
+// One vector of 16-bit columns from i: rounds sin ys and cos yc (each within
+// its bound es / ec) into F, stores the first min(n, columns - i) columns in
+// the layout, and calls `slow` for each of those that is undecided or set in
+// `extra` (a mask of d's lanes).
+template <class F, class D, class V = hn::Vec<D>>
+HWY_INLINE void RoundStoreHalf16Columns(D d, V ys, V es, V yc, V ec,
+                                        hn::Mask<D> extra, Layout layout,
+                                        uint32_t columns, uint32_t i,
+                                        uint16_t* row, uint16_t* sin_base,
+                                        uint16_t* cos_base, SlowColumnFn slow,
+                                        void* ctx) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<uint16_t, D> d16;
+  const hn::Rebind<uint32_t, D> d32;
+  const size_t n = hn::Lanes(d);
+  hn::Vec<decltype(du)> sb, cb;
+  hn::Mask<decltype(du)> s_undecided, c_undecided;
+  RoundHalf16Interval<F>(d, ys, es, sb, s_undecided);
+  RoundHalf16Interval<F>(d, yc, ec, cb, c_undecided);
+  const auto undecided =
+      hn::Or(hn::RebindMask(d, hn::Or(s_undecided, c_undecided)), extra);
+  const size_t valid = HWY_MIN(n, size_t{columns - i});
+  StoreHalf16Columns(d32, d16, sb, cb, layout, n, valid, i, row, sin_base,
+                     cos_base);
+  if (HWY_UNLIKELY(!hn::AllFalse(d, undecided))) {
+    uint8_t bits[8] = {};
+    hn::StoreMaskBits(d, undecided, bits);
+    for (size_t k = 0; k < valid; ++k) {
+      if ((bits[k / 8] >> (k % 8)) & 1) slow(ctx, i + static_cast<uint32_t>(k));
+    }
+  }
+}
+
 template <bool kAnchorRow, class F>
 HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
                                      const double* sj, const double* cj,
@@ -399,9 +432,6 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
                                      SlowColumnFn slow, void* ctx,
                                      double slack_scale) {
   const hn::ScalableTag<double> d;
-  const hn::RebindToUnsigned<decltype(d)> du;
-  const hn::Rebind<uint16_t, decltype(d)> d16;
-  const hn::Rebind<uint32_t, decltype(d)> d32;
   const size_t n = hn::Lanes(d);
   uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
   uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
@@ -424,22 +454,8 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
       es = abs_slack;
       ec = abs_slack;
     }
-    hn::Vec<decltype(du)> sb, cb;
-    hn::Mask<decltype(du)> s_undecided, c_undecided;
-    RoundHalf16Interval<F>(d, ys, es, sb, s_undecided);
-    RoundHalf16Interval<F>(d, yc, ec, cb, c_undecided);
-    const auto undecided = hn::Or(s_undecided, c_undecided);
-    const size_t valid = HWY_MIN(n, size_t{columns - i});
-    StoreHalf16Columns(d32, d16, sb, cb, layout, n, valid, i, row, sin_base,
-                       cos_base);
-    if (HWY_UNLIKELY(!hn::AllFalse(d, hn::RebindMask(d, undecided)))) {
-      uint8_t bits[8] = {};
-      hn::StoreMaskBits(d, hn::RebindMask(d, undecided), bits);
-      for (size_t k = 0; k < valid; ++k) {
-        if ((bits[k / 8] >> (k % 8)) & 1)
-          slow(ctx, i + static_cast<uint32_t>(k));
-      }
-    }
+    RoundStoreHalf16Columns<F>(d, ys, es, yc, ec, hn::FirstN(d, 0), layout,
+                               columns, i, row, sin_base, cos_base, slow, ctx);
   }
 }
 
@@ -475,9 +491,6 @@ HWY_INLINE void Half16RowT(const double* w0, const double* w1, uint32_t columns,
                            uint32_t half, Layout layout, double pos,
                            uint16_t* row, SlowColumnFn slow, void* ctx) {
   const hn::ScalableTag<double> d;
-  const hn::RebindToUnsigned<decltype(d)> du;
-  const hn::Rebind<uint16_t, decltype(d)> d16;
-  const hn::Rebind<uint32_t, decltype(d)> d32;
   const size_t n = hn::Lanes(d);
   uint16_t* const sin_base = layout == Layout::kConcatCosSin ? row + half : row;
   uint16_t* const cos_base = layout == Layout::kConcatSinCos ? row + half : row;
@@ -487,23 +500,9 @@ HWY_INLINE void Half16RowT(const double* w0, const double* w1, uint32_t columns,
     hn::Vec<decltype(d)> ys, yc;
     hn::Mask<decltype(d)> risky;
     SinCosVec(d, p, hn::LoadU(d, w0 + i), hn::LoadU(d, w1 + i), ys, yc, risky);
-    hn::Vec<decltype(du)> sb, cb;
-    hn::Mask<decltype(du)> s_undecided, c_undecided;
-    RoundHalf16Interval<F>(d, ys, hn::Mul(hn::Abs(ys), rel), sb, s_undecided);
-    RoundHalf16Interval<F>(d, yc, hn::Mul(hn::Abs(yc), rel), cb, c_undecided);
-    const auto undecided =
-        hn::Or(hn::RebindMask(d, hn::Or(s_undecided, c_undecided)), risky);
-    const size_t valid = HWY_MIN(n, size_t{columns - i});
-    StoreHalf16Columns(d32, d16, sb, cb, layout, n, valid, i, row, sin_base,
-                       cos_base);
-    if (HWY_UNLIKELY(!hn::AllFalse(d, undecided))) {
-      uint8_t bits[8] = {};
-      hn::StoreMaskBits(d, undecided, bits);
-      for (size_t k = 0; k < valid; ++k) {
-        if ((bits[k / 8] >> (k % 8)) & 1)
-          slow(ctx, i + static_cast<uint32_t>(k));
-      }
-    }
+    RoundStoreHalf16Columns<F>(d, ys, hn::Mul(hn::Abs(ys), rel), yc,
+                               hn::Mul(hn::Abs(yc), rel), risky, layout,
+                               columns, i, row, sin_base, cos_base, slow, ctx);
   }
 }
 
