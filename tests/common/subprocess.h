@@ -37,16 +37,23 @@ class Subprocess {
   Subprocess(const std::vector<std::string>& argv, std::string out_path,
              std::string err_path)
       : out_path_(std::move(out_path)), err_path_(std::move(err_path)) {
+    // Everything that allocates happens before fork: the child of a
+    // multithreaded process (gRPC's threads) may only make async-signal-safe
+    // calls, or it can block forever on an allocator lock another thread
+    // held at the fork (seen once under ASan: a CLI that never started,
+    // PlotTest.NoOutput_UsageErrorExitTwo at afc37b3).
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const char* out_path_c = out_path_.c_str();
+    const char* err_path_c = err_path_.c_str();
     pid_ = fork();
     if (pid_ == 0) {
-      int out = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int out = open(out_path_c, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = open(err_path_c, O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(out, 1);
       dup2(err, 2);
-      std::vector<char*> args;
-      for (const std::string& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
       execv(args[0], args.data());
       _exit(127);
     }
