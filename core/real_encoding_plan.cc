@@ -476,30 +476,24 @@ void RealEncodingPlan::ComputeSegment(const Segment& s, double x,
   const double* w0 = w0_.data() + s.words;
   const double* w1 = w1_.data() + s.words;
   const double* w2 = w2_.data() + s.words;
-  if (dtype == DType::kFloat32) {
+  if (dtype != DType::kFloat64) {
+    // One pass per row: the fast sin/cos rounded to float32 or to 16 bits.
     // The kernel places column i of a row of compute_pairs_ pairs; the
     // segment's pairs start s.first pairs in.
     const size_t offset = compute_layout_ == Layout::kInterleaved
                               ? 2 * size_t{s.first}
                               : size_t{s.first};
     RealSlowColumn ctx{this, &s, x, out};
-    if (Float32RowSimd(w0, w1, s.columns, compute_pairs_, compute_layout_, x,
-                       reinterpret_cast<float*>(out) + offset,
-                       RealSlowColumn::Call, &ctx)) {
-      return;
-    }
-  } else if (dtype != DType::kFloat64) {
-    // float16 / bfloat16: the same one pass, rounded to 16 bits.
-    const size_t offset = compute_layout_ == Layout::kInterleaved
-                              ? 2 * size_t{s.first}
-                              : size_t{s.first};
-    RealSlowColumn ctx{this, &s, x, out};
-    if (Half16RowSimd(w0, w1, s.columns, compute_pairs_, compute_layout_, x,
-                      dtype == DType::kBFloat16,
-                      reinterpret_cast<uint16_t*>(out) + offset,
-                      RealSlowColumn::Call, &ctx)) {
-      return;
-    }
+    const bool done =
+        dtype == DType::kFloat32
+            ? Float32RowSimd(w0, w1, s.columns, compute_pairs_, compute_layout_,
+                             x, reinterpret_cast<float*>(out) + offset,
+                             RealSlowColumn::Call, &ctx)
+            : Half16RowSimd(w0, w1, s.columns, compute_pairs_, compute_layout_,
+                            x, dtype == DType::kBFloat16,
+                            reinterpret_cast<uint16_t*>(out) + offset,
+                            RealSlowColumn::Call, &ctx);
+    if (done) return;
   } else {
     // float64: blocks of kBlock pairs, sin/cos in double-double, then
     // rounded by the anchor-row mode of the range kernels (relative slack;

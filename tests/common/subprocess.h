@@ -46,12 +46,10 @@ class Subprocess {
     for (const std::string& a : argv)
       args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    const char* out_path_c = out_path_.c_str();
-    const char* err_path_c = err_path_.c_str();
     pid_ = fork();
     if (pid_ == 0) {
-      int out = open(out_path_c, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int err = open(err_path_c, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int out = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(out, 1);
       dup2(err, 2);
       execv(args[0], args.data());
