@@ -10,7 +10,8 @@
 #   2. the Docker tests (ctest label `docker`: the image, and compose with 3
 #      replicas behind HAProxy; skipped without root or Docker);
 #   3. every concurrent part under ThreadSanitizer (`tsan` preset: cache,
-#      pool, warm reserve, limiters, a real server and clients);
+#      pool, warm reserve, limiters, a real server and clients), linking a
+#      gRPC and an Abseil built with -fsanitize=thread (build-grpc.sh --tsan);
 #   4. the whole suite under AddressSanitizer + UBSan (`asan` preset);
 #   5. 60 s of libFuzzer over every request type (fuzz/run.sh).
 # Ends with one line "posenc: N passed, N failed, N skipped" over all of them
@@ -87,7 +88,13 @@ if [[ "${POSENC_QUICK:-0}" != 1 ]]; then
   phase "docker image and compose"
   run_ctest --test-dir build -L docker
   phase "ThreadSanitizer"
-  if build tsan; then run_ctest --preset tsan; else failed=$((failed + 1)); fi
+  # The tsan preset links gRPC and Abseil built with -fsanitize=thread
+  # (once per machine, like the Release gRPC: scripts/build-grpc.sh --tsan).
+  if scripts/build-grpc.sh --tsan && build tsan; then
+    run_ctest --preset tsan
+  else
+    failed=$((failed + 1))
+  fi
   phase "AddressSanitizer + UBSan"
   if build asan; then run_ctest --preset asan; else failed=$((failed + 1)); fi
   phase "libFuzzer"

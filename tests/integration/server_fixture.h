@@ -42,13 +42,10 @@ class ServerTest : public ::testing::Test {
     return options;
   }
 
-  // Each call's deadline. Under ThreadSanitizer a client reading a stream of
-  // megabytes can take tens of seconds: every 8-byte word it copies out of
-  // a slice that a gRPC poller thread filled (uninstrumented gRPC: no
-  // happens-before) is a race report, suppressed (tsan.supp, tcp_do_read)
-  // only after a scan of every address reported so far. Seen in CI as a
-  // 2 MiB StreamBatches at DEADLINE_EXCEEDED after 20 s, 3 runs in 40,
-  // with the reader inside __tsan::FindRacyAddress.
+  // Each call's deadline. Under ThreadSanitizer every memory access of the
+  // server, the client and gRPC is checked, and a client reading a stream
+  // of megabytes on 2 busy cores can take tens of seconds (seen in CI as a
+  // 2 MiB StreamBatches at DEADLINE_EXCEEDED after 20 s, 3 runs in 40).
 #if defined(__SANITIZE_THREAD__)
   static constexpr absl::Duration kCallTimeout = absl::Seconds(100);
 #else
