@@ -5,8 +5,8 @@
 // timestep_embedding (LAYOUT_CONCAT_COS_SIN, scale 1000), the batch of
 // bench/ghz/encode_timesteps.json. No value of Encode is cached, so every
 // call computes its rows; the server keeps the plans of its last specs
-// (core/real_encoding_plan_cache.h: the 160 exact frequencies, MPFR), so a
-// repeated spec skips the plan and a new one pays for it.
+// (core/cache/real_encoding_plan_cache.h: the 160 exact frequencies, MPFR), so
+// a repeated spec skips the plan and a new one pays for it.
 //
 //   1. core CPU per call, float32: RealEncodingPlan::Create + ComputeRows on
 //      this thread (CLOCK_THREAD_CPUTIME_ID), --rounds samples; target
@@ -92,11 +92,11 @@
 #include "bench/server_process.h"
 #include "bench/sincos_floor.h"
 #include "client/posenc_client.h"
-#include "core/encoding_plan.h"
-#include "core/real_encoding_plan.h"
-#include "core/real_encoding_spec.h"
-#include "core/real_frequencies.h"
-#include "core/table_spec.h"
+#include "core/plan/encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/real_encoding_spec.h"
+#include "core/spec/real_frequencies.h"
+#include "core/spec/table_spec.h"
 #include "floor.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "",

@@ -42,10 +42,10 @@
 
 #include "bench/median_ci.h"
 #include "bench/multi_axis_batch.h"
-#include "core/encoding.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_plan.h"
-#include "core/row_kernel_simd.h"
+#include "core/numerics/row_kernel_simd.h"
+#include "core/plan/encoding.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/point_grid.h"
 #include "hwy/targets.h"
 
 namespace posenc {

@@ -55,11 +55,11 @@
 #include "bench/median_ci.h"
 #include "bench/multi_axis_batch.h"
 #include "bench/run_conditions.h"
-#include "core/encoding_plan.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_plan.h"
-#include "core/real_encoding_spec.h"
-#include "core/table_spec.h"
+#include "core/plan/encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/point_grid.h"
+#include "core/spec/real_encoding_spec.h"
+#include "core/spec/table_spec.h"
 
 ABSL_FLAG(int, rounds, 51, "samples of each case");
 ABSL_FLAG(std::string, only, "",

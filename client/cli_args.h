@@ -13,9 +13,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_spec.h"
-#include "core/table_spec.h"
+#include "core/spec/point_grid.h"
+#include "core/spec/real_encoding_spec.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc {
 

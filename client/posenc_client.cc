@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/grpc_status.h"
-#include "common/proto_conversion.h"
-#include "common/routing_key.h"
+#include "convert/grpc_status.h"
+#include "convert/proto_conversion.h"
+#include "convert/routing_key.h"
 
 namespace posenc {
 namespace {

@@ -4,7 +4,7 @@
 // little-endian bytes plus shape) and maps every gRPC status to an
 // absl::Status with the same code and message. Each call gets the
 // configured deadline, and every table call carries the `x-posenc-table`
-// routing key (common/routing_key.h) for consistent-hash proxies.
+// routing key (convert/routing_key.h) for consistent-hash proxies.
 //
 // Thread-safe: one client (one channel) can serve many threads; reuse it.
 #ifndef POSENC_CLIENT_POSENC_CLIENT_H_
@@ -29,9 +29,9 @@
 #include "absl/types/span.h"
 #include "client/mapping_cache.h"
 #include "client/tensor.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_spec.h"
-#include "core/table_spec.h"
+#include "core/spec/point_grid.h"
+#include "core/spec/real_encoding_spec.h"
+#include "core/spec/table_spec.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "posenc/v1/posenc.grpc.pb.h"
 
@@ -64,7 +64,7 @@ class PosencClient {
     std::string lb_policy;
     // Wait for a ready connection instead of failing fast when none is up.
     bool wait_for_ready = false;
-    // Send the `x-posenc-table` routing key (common/routing_key.h) with
+    // Send the `x-posenc-table` routing key (convert/routing_key.h) with
     // every table call, so a proxy can route each table family to one
     // replica. Off only to test a proxy's fallback for clients without it.
     bool send_routing_key = true;
@@ -145,7 +145,7 @@ class PosencClient {
 
  private:
   // Sets the deadline and, for a table call (`spec` set), the routing key
-  // metadata (common/routing_key.h).
+  // metadata (convert/routing_key.h).
   void Prepare(grpc::ClientContext* context,
                const v1::TableSpec* spec = nullptr) const;
   template <typename Response>

@@ -30,11 +30,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/routing_key.h"
-#include "core/buffer_reserve.h"
-#include "core/real_encoding_spec.h"
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "convert/routing_key.h"
+#include "core/runtime/buffer_reserve.h"
+#include "core/spec/real_encoding_spec.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 #include "posenc/v1/posenc.grpc.pb.h"
 #include "posenc/v1/posenc.pb.h"
 #include "server/posenc_server.h"
@@ -73,7 +73,7 @@ HarnessCounters counters;
 
 // ---------------------------------------------------------------------------
 // The request as the harness reads it, from the proto's documentation only
-// (not server/request_handler.cc nor common/proto_conversion.cc).
+// (not server/request_handler.cc nor convert/proto_conversion.cc).
 
 struct Request {
   bool parsed = false;  // the bytes parse as the method's request

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/proto_conversion.h"
-#include "core/request_limits.h"
+#include "convert/proto_conversion.h"
+#include "core/spec/request_limits.h"
 #include "posenc/v1/posenc.pb.h"
 #include "server/tensor_message.h"
 

@@ -17,10 +17,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_spec.h"
-#include "core/table.h"
-#include "core/table_spec.h"
+#include "core/cache/table.h"
+#include "core/spec/point_grid.h"
+#include "core/spec/real_encoding_spec.h"
+#include "core/spec/table_spec.h"
 #include "google/protobuf/message_lite.h"
 #include "google/protobuf/repeated_field.h"
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "common/proto_conversion.h"
-#include "core/large_buffer.h"
+#include "convert/proto_conversion.h"
+#include "core/runtime/large_buffer.h"
 
 namespace posenc {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_fixture.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/table.h"
+#include "core/cache/table.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_fixture.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "posenc/v1/posenc.grpc.pb.h"

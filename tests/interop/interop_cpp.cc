@@ -15,11 +15,11 @@
 #include "absl/time/time.h"
 #include "client/posenc_client.h"
 #include "client/tensor.h"
-#include "common/proto_conversion.h"
-#include "common/routing_key.h"
-#include "core/real_encoding_spec.h"
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "convert/proto_conversion.h"
+#include "convert/routing_key.h"
+#include "core/spec/real_encoding_spec.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 #include "tests/common/sha256_hex.h"
 
 namespace {

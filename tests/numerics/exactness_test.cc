@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/exact_frequency.h"
-#include "core/exact_sincos_mpfr.h"
-#include "core/rope.h"
-#include "core/rounding.h"
-#include "core/row_kernel_simd.h"
-#include "core/sincos_double_double.h"
-#include "core/sincos_fast.h"
+#include "core/numerics/rounding.h"
+#include "core/numerics/row_kernel_simd.h"
+#include "core/numerics/sincos_double_double.h"
+#include "core/numerics/sincos_fast.h"
+#include "core/plan/encoding.h"
+#include "core/plan/exact_sincos_mpfr.h"
+#include "core/spec/exact_frequency.h"
+#include "core/spec/rope.h"
 #include "hwy/targets.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"

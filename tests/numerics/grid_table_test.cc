@@ -1,4 +1,4 @@
-// Grid tables (core/grid_plan.h) against the independent MPFR reference
+// Grid tables (core/plan/grid_plan.h) against the independent MPFR reference
 // written from each library's code (tests/numerics/grid_reference.h): MAE,
 // diffusers (interpolation_scale, base_size, extra tokens, SD3's crop),
 // timm (both sin/cos arrangements, reverse_coord) and CogVideoX, every
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/grid_presets.h"
-#include "core/table.h"
+#include "core/cache/table.h"
+#include "core/plan/encoding.h"
+#include "presets/grid_presets.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
 
@@ -217,7 +217,7 @@ TEST(GridTableTest, LongIntegerAxes_AngleAdditionPathMatchesMpfr) {
 }
 
 TEST(GridTableTest, Presets_MatchTheLibrariesCode) {
-  // core/grid_presets.h, each against the reference written from the
+  // presets/grid_presets.h, each against the reference written from the
   // library's code, in every dtype.
   CheckStats stats;
   CheckWholeTable(MaeGrid(32, 5, true), testing::MaeTable(32, 5, true), stats);

@@ -15,10 +15,10 @@
 #include <variant>
 #include <vector>
 
-#include "core/presets.h"
-#include "core/real_encoding_plan.h"
-#include "core/table.h"
+#include "core/cache/table.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gtest/gtest.h"
+#include "presets/presets.h"
 
 namespace posenc {
 namespace {

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/real_encoding_spec.h"
+#include "core/spec/real_encoding_spec.h"
 
 namespace posenc::testing {
 

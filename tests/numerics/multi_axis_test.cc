@@ -1,5 +1,5 @@
-// Multi-axis RoPE encodings (core/multi_axis.h through
-// core/real_encoding_plan.h) against the independent MPFR reference
+// Multi-axis RoPE encodings (core/spec/multi_axis.h through
+// core/plan/real_encoding_plan.h) against the independent MPFR reference
 // written from FLUX's, HF Qwen2-VL's / Qwen3-VL's and timm's code
 // (tests/numerics/multi_axis_reference.h): every layout x dtype for the
 // released configurations, then fresh random specs and points on every run
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/multi_axis_reference.h"
 #include "tests/numerics/real_reference.h"

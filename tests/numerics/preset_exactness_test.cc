@@ -1,4 +1,4 @@
-// Each preset (core/presets.h) against an MPFR reference of the library
+// Each preset (presets/presets.h) against an MPFR reference of the library
 // call it names, written from that library's code with its own arguments
 // (tests/numerics/library_reference.h): same bits in every dtype, on fixed
 // calls and on fresh random calls every run (seed printed; POSENC_SEED
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/presets.h"
-#include "core/real_encoding_plan.h"
-#include "core/shortest_double.h"
-#include "core/table.h"
+#include "core/cache/table.h"
+#include "core/numerics/shortest_double.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gtest/gtest.h"
+#include "presets/presets.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
 #include "tests/numerics/library_reference.h"

@@ -1,4 +1,4 @@
-// Encodings of real-valued points (core/real_encoding_plan.h) against the
+// Encodings of real-valued points (core/plan/real_encoding_plan.h) against the
 // independent MPFR reference (tests/numerics/real_reference.h): every
 // scheme x layout x dtype, fractional, negative, tiny and largest positions,
 // values near zero crossings and whole quarter turns, with a fresh seed on
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/real_encoding_plan.h"
+#include "core/plan/encoding.h"
+#include "core/plan/real_encoding_plan.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 

@@ -1,5 +1,5 @@
 // Independent MPFR reference for the encodings of real-valued points
-// (core/real_encoding_spec.h), written from the libraries' formulas rather
+// (core/spec/real_encoding_spec.h), written from the libraries' formulas rather
 // than from core/: diffusers' and GLIDE's exp(-ln(max_period) i /
 // (half - shift)) as mpfr_pow(max_period, -i / (half - shift)), nerfstudio's
 // 2 pi 2^linspace(min, max, n) as mpfr_ui_pow(2, e) at each exponent, then
@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/real_encoding_spec.h"
+#include "core/spec/real_encoding_spec.h"
 
 namespace posenc::testing {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 

@@ -1,4 +1,4 @@
-// ValidateSpec on grid tables (core/grid_spec.h): each bad field is
+// ValidateSpec on grid tables (core/spec/grid_spec.h): each bad field is
 // INVALID_ARGUMENT naming it; the cache key (==, hash) tells grids apart.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/hash/hash.h"
-#include "core/table_spec.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc {
 namespace {

@@ -1,9 +1,9 @@
-// Presets (core/presets.h), their argument parsing
-// (core/preset_arguments.h), the model-config readers
-// (common/model_config.h) and the ResolvePreset request step
-// (common/preset_request.h): what each call resolves to, and the exact
+// Presets (presets/presets.h), their argument parsing
+// (presets/preset_arguments.h), the model-config readers
+// (presets/model_config.h) and the ResolvePreset request step
+// (convert/preset_request.h): what each call resolves to, and the exact
 // status and field named for every bad input.
-#include "core/presets.h"
+#include "presets/presets.h"
 
 #include <fstream>
 #include <map>
@@ -11,9 +11,9 @@
 #include <string>
 #include <variant>
 
-#include "common/model_config.h"
-#include "common/preset_request.h"
+#include "convert/preset_request.h"
 #include "gtest/gtest.h"
+#include "presets/model_config.h"
 
 namespace posenc {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 
 #include "gtest/gtest.h"
 

@@ -1,7 +1,7 @@
-// RealEncodingPlanCache: Encode's kept plans (core/real_encoding_plan_cache.h)
-// on real plans: a kept plan gives the same bytes as a fresh one, the bounds
-// hold, errors are never kept.
-#include "core/real_encoding_plan_cache.h"
+// RealEncodingPlanCache: Encode's kept plans
+// (core/cache/real_encoding_plan_cache.h) on real plans: a kept plan gives the
+// same bytes as a fresh one, the bounds hold, errors are never kept.
+#include "core/cache/real_encoding_plan_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
-#include "core/real_encoding_spec.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/real_encoding_spec.h"
 
 namespace posenc {
 namespace {

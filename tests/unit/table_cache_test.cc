@@ -1,12 +1,12 @@
-#include "core/table_cache.h"
+#include "core/cache/table_cache.h"
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
 #include "absl/synchronization/barrier.h"
-#include "core/byte_budget.h"
-#include "core/frequency_sketch.h"
+#include "core/cache/frequency_sketch.h"
+#include "core/runtime/byte_budget.h"
 #include "gtest/gtest.h"
 
 namespace posenc {
