@@ -14,7 +14,7 @@ namespace {
 constexpr size_t kScratchBytes = size_t{8} << 20;
 
 // An axis of integer positions with at least this many points takes
-// EncodingPlan (angle addition from anchor rows: faster per row, but its
+// PlainTablePlan (angle addition from anchor rows: faster per row, but its
 // per-plan tables cost more than a few dozen points' rows by
 // RealEncodingPlan; bench/encoding_bench's BM_GridCold).
 constexpr uint32_t kMinAngleAdditionPoints = 1024;
@@ -43,10 +43,10 @@ GridPlan::GridPlan(const TableSpec& spec)
       TableSpec plain;
       plain.d = g.channels;
       plain.base = spec.base;
-      plain.max_len = 1;  // ignored by EncodingPlan
+      plain.max_len = 1;  // ignored by PlainTablePlan
       plain.dtype = spec.dtype;
       plain.layout = spec.layout;
-      axis.integer = std::make_shared<const EncodingPlan>(plain);
+      axis.integer = std::make_shared<const PlainTablePlan>(plain);
       continue;
     }
     RealEncodingSpec real;

@@ -8,7 +8,7 @@
 // come from a RealEncodingPlan with x = (first_index + k) * numerator and
 // scale_divisor = denominator, so the rational position is never rounded;
 // an axis of 1024 or more integer positions (numerator / denominator
-// reduces to 1) from an EncodingPlan instead (angle addition, faster per
+// reduces to 1) from a PlainTablePlan instead (angle addition, faster per
 // row, but its per-plan tables cost more than a few dozen points: 5x in
 // float64). The
 // work of a range is at most that of computing its rows directly, and its
@@ -25,7 +25,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/plan/encoding_plan.h"
+#include "core/plan/plain_table_plan.h"
 #include "core/plan/real_encoding_plan.h"
 #include "core/spec/table_spec.h"
 
@@ -55,8 +55,8 @@ class GridPlan {
     // kPerAxis: the block's first channel; kGrouped: its first half's (the
     // second half's is d/2 later).
     size_t offset = 0;
-    std::shared_ptr<const EncodingPlan> integer;   // many integer positions
-    std::shared_ptr<const RealEncodingPlan> real;  // any other  // any other
+    std::shared_ptr<const PlainTablePlan> integer;  // many integer positions
+    std::shared_ptr<const RealEncodingPlan> real;   // any other
   };
   // Blocks of axis indices [start, start + n) (no wrap) into `out`
   // (n * channels values each).

@@ -192,7 +192,7 @@ TEST(GridTableTest, LargeMaeTable_SampledRowsMatch) {
 }
 
 TEST(GridTableTest, LongIntegerAxes_AngleAdditionPathMatchesMpfr) {
-  // Axes of >= 1024 integer points take EncodingPlan instead of
+  // Axes of >= 1024 integer points take PlainTablePlan instead of
   // RealEncodingPlan: a 1-axis grid (rows written directly) and a 2-axis
   // one, with an SD3-style offset, sampled ranges in every dtype.
   CheckStats stats;
