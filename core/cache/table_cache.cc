@@ -135,7 +135,7 @@ TableCache::Lookup TableCache::Find(const TableSpec& spec,
 
 void TableCache::UnqueueWholeLocked(const TableSpec& spec) {
   auto it = queued_whole_.find(spec);
-  if (it == queued_whole_.end()) return;  // GetOrCompute-style direct call
+  if (it == queued_whole_.end()) return;  // a ComputeWhole without a Find
   if (--it->second == 0) queued_whole_.erase(it);
 }
 
@@ -185,12 +185,6 @@ std::shared_ptr<const Table> TableCache::ComputeWhole(const TableSpec& spec) {
   flight->done = true;
   flight_done_.notify_all();
   return table;
-}
-
-std::shared_ptr<const Table> TableCache::GetOrCompute(const TableSpec& spec) {
-  Lookup lookup = Find(spec, spec.max_len);
-  if (lookup.table != nullptr) return lookup.table;
-  return ComputeWhole(spec);
 }
 
 std::shared_ptr<const Table> TableCache::GetIfResident(const TableSpec& spec) {

@@ -126,11 +126,10 @@ class TableCache {
   // A call that Find told to compute whole will not (it was refused).
   void CancelWhole(const TableSpec& spec);
 
-  // Find(spec, spec.max_len), then ComputeWhole on a miss.
-  std::shared_ptr<const Table> GetOrCompute(const TableSpec& spec);
-
   // The resident table covering `spec`, counted as a hit; nullptr (and no
-  // count) when none is resident. Never computes or waits.
+  // count) when none is resident. Never computes or waits, and unlike Find
+  // leaves the frequency sketch alone: an observer (tests of admission and
+  // eviction) sees what is resident without changing what gets admitted.
   std::shared_ptr<const Table> GetIfResident(const TableSpec& spec);
 
   // Reports `rows` rows of `spec` computed for a call outside the cache.

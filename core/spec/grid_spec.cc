@@ -102,7 +102,7 @@ absl::Status ValidateGridTable(const TableSpec& spec,
         axis.channels > limits.max_d) {
       return Invalid(absl::StrCat(AxisField(a, "channels"), ": ", axis.channels,
                                   "; sin/cos come in pairs: even, 2..",
-                                  limits.max_d, " (--max_d)"));
+                                  limits.max_d, " (limit max_d)"));
     }
     if (axis.numerator == 0) {
       return Invalid(absl::StrCat(AxisField(a, "position_numerator"),

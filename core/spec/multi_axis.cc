@@ -5,7 +5,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "core/numerics/rounding.h"
 #include "core/numerics/shortest_double.h"
 
 namespace posenc {
@@ -83,7 +82,7 @@ absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
       if (sum > limits.max_d) {
         return Invalid(
             absl::StrCat("spec.axes_dim: the axes' channels sum to more than ",
-                         limits.max_d, " (--max_d) at axes_dim[", a, "]"));
+                         limits.max_d, " (limit max_d) at axes_dim[", a, "]"));
       }
     }
     if (spec.dim != 0 && spec.dim != sum) {
@@ -100,7 +99,7 @@ absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
     if (spec.dim % 2 != 0 || spec.dim > limits.max_d) {
       return Invalid(absl::StrCat("spec.dim: ", spec.dim,
                                   " must be even and in 2..", limits.max_d,
-                                  " (--max_d)"));
+                                  " (limit max_d)"));
     }
     uint64_t sum = 0;
     for (size_t s = 0; s < spec.mrope_section.size(); ++s) {

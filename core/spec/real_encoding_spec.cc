@@ -83,7 +83,8 @@ absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
   }
   if (spec.coordinates == 0 || spec.coordinates > limits.max_d) {
     return Invalid(absl::StrCat("spec.coordinates: ", spec.coordinates,
-                                " is outside 1..", limits.max_d, " (--max_d)"));
+                                " is outside 1..", limits.max_d,
+                                " (limit max_d)"));
   }
   if (!std::isfinite(spec.scale) || spec.scale < kMinRealScale ||
       spec.scale > kMaxRealScale) {
@@ -108,7 +109,7 @@ absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
     if (spec.dim > limits.max_d) {
       return Invalid(absl::StrCat("spec.dim: ", spec.dim,
                                   " exceeds the server limit ", limits.max_d,
-                                  " (--max_d)"));
+                                  " (limit max_d)"));
     }
     if (spec.dim % 2 != 0 && !spec.pad_odd_dim) {
       return Invalid(absl::StrCat(
@@ -168,7 +169,7 @@ absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
                                                  : "spec.coordinates",
         ": ", spec.coordinates, " coordinates x ", spec.half(),
         " frequencies x 2 = ", channels, " sin/cos channels exceed ",
-        limits.max_d, " (--max_d)"));
+        limits.max_d, " (limit max_d)"));
   }
   if (spec.scheme == FrequencyScheme::kOctaves && spec.dim != 0 &&
       spec.dim != spec.width()) {

@@ -621,7 +621,7 @@ void ScaledFrequencies192(const RopeScaling& rope, uint32_t d, double base,
   // i - 1 products add i - 1 roundings of 2^-q, so
   // |g^i - g*^i| <= i (2^(12 - q) + 2^-q) (1 + 2^-40) g*^i
   //             <  2^15 2^(12.01 - q) g*^i = 2^(11.01 - p) g*^i
-  // for i < 2^15 (i <= d/2 - 1 and d <= 65536, the proven --max_d);
+  // for i < 2^15 (i <= d/2 - 1 and d <= 65536, the proven max_d);
   // rounded to p bits, within 2^(11.01 - p) + 2^-p < 2^(12 - p): the bound
   // PlainFrequency gives at p, all FromPlain (and Llama 3's band decision
   // at p) assume. tests/numerics/rope_reference_test.cc checks every pair
