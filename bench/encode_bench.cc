@@ -94,7 +94,7 @@
 #include "client/posenc_client.h"
 #include "core/plan/encoding_plan.h"
 #include "core/plan/real_encoding_plan.h"
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
 #include "core/spec/real_frequencies.h"
 #include "core/spec/table_spec.h"
 #include "floor.grpc.pb.h"
@@ -134,8 +134,8 @@ constexpr double kMinNoise = 0.05;  // as bench/encoding_bench
 const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                          DType::kBFloat16};
 
-RealEncodingSpec FluxSpec(DType dtype) {
-  RealEncodingSpec spec;
+EncodingSpec FluxSpec(DType dtype) {
+  EncodingSpec spec;
   spec.dim = kDim;
   spec.layout = Layout::kConcatCosSin;
   spec.scale = 1000;
@@ -376,7 +376,7 @@ int RunServer(const std::string& binary, int batches, int batch_calls,
   options.timeout = absl::Seconds(30);
   PosencClient client(options);
   const std::vector<double> ts = Timesteps();
-  const RealEncodingSpec spec = FluxSpec(DType::kFloat32);
+  const EncodingSpec spec = FluxSpec(DType::kFloat32);
   for (int k = 0; k < 10; ++k) {  // connection up, first-call costs paid
     absl::StatusOr<Tensor> got = client.Encode(spec, ts);
     if (!got.ok()) {

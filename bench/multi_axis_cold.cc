@@ -57,8 +57,8 @@
 #include "bench/run_conditions.h"
 #include "core/plan/encoding_plan.h"
 #include "core/plan/real_encoding_plan.h"
-#include "core/spec/point_grid.h"
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/position_grid.h"
 #include "core/spec/table_spec.h"
 
 ABSL_FLAG(int, rounds, 51, "samples of each case");
@@ -87,8 +87,8 @@ TableSpec PlainSpec(DType dtype) {
   return spec;
 }
 
-RealEncodingSpec FluxSpec(DType dtype) {
-  RealEncodingSpec spec;
+EncodingSpec FluxSpec(DType dtype) {
+  EncodingSpec spec;
   spec.axes_dim = {16, 56, 56};
   spec.coordinates = 3;
   spec.layout = Layout::kRotationMatrix;
@@ -96,8 +96,8 @@ RealEncodingSpec FluxSpec(DType dtype) {
   return spec;
 }
 
-PointGrid FluxGrid() {
-  PointGrid grid;
+PositionGrid FluxGrid() {
+  PositionGrid grid;
   grid.start = {0, 0, 0};
   grid.count = {1, 64, 64};
   return grid;
@@ -106,8 +106,8 @@ PointGrid FluxGrid() {
 // Cases per dtype: plain, FLUX, Qwen2-VL, Qwen3-VL.
 constexpr size_t kKinds = 4;
 
-RealEncodingSpec QwenSpec(DType dtype) {
-  RealEncodingSpec spec;
+EncodingSpec QwenSpec(DType dtype) {
+  EncodingSpec spec;
   spec.dim = 128;
   spec.max_period = 1000000;
   spec.mrope_section = {16, 24, 24};
@@ -117,8 +117,8 @@ RealEncodingSpec QwenSpec(DType dtype) {
   return spec;
 }
 
-RealEncodingSpec Qwen3Spec(DType dtype) {
-  RealEncodingSpec spec = QwenSpec(dtype);
+EncodingSpec Qwen3Spec(DType dtype) {
+  EncodingSpec spec = QwenSpec(dtype);
   spec.mrope_section = {24, 20, 20};
   spec.mrope_interleaved = true;
   return spec;
@@ -151,7 +151,7 @@ int Run() {
       "%s\n\n",
       LoadAverage().c_str());
   const std::vector<double> qwen_ids = bench::Qwen2VlBatchIds();
-  const PointGrid flux_grid = FluxGrid();
+  const PositionGrid flux_grid = FluxGrid();
   // One output buffer, large enough for every case, touched before timing.
   size_t bytes = 0;
   for (DType dtype : kDTypes) {
@@ -170,7 +170,7 @@ int Run() {
                          const EncodingPlan plan(plain);
                          plan.ComputeRows(0, plain.max_len, out.data());
                        });
-    const RealEncodingSpec flux = FluxSpec(dtype);
+    const EncodingSpec flux = FluxSpec(dtype);
     cases.emplace_back(absl::StrCat("FLUX 64x64 ids ", DTypeName(dtype)),
                        4096.0 * 2 * flux.pairs(), [flux, &flux_grid, &out] {
                          absl::StatusOr<RealEncodingPlan> plan =
@@ -178,7 +178,7 @@ int Run() {
                          if (!plan.ok()) std::abort();
                          plan->ComputeGridRows(flux_grid, out.data());
                        });
-    const RealEncodingSpec qwen = QwenSpec(dtype);
+    const EncodingSpec qwen = QwenSpec(dtype);
     cases.emplace_back(absl::StrCat("Qwen2-VL batch ", DTypeName(dtype)),
                        double(qwen_ids.size() / 3) * 2 * qwen.pairs(),
                        [qwen, &qwen_ids, &out] {
@@ -187,7 +187,7 @@ int Run() {
                          if (!plan.ok()) std::abort();
                          plan->ComputeRows(qwen_ids, out.data());
                        });
-    const RealEncodingSpec qwen3 = Qwen3Spec(dtype);
+    const EncodingSpec qwen3 = Qwen3Spec(dtype);
     cases.emplace_back(absl::StrCat("Qwen3-VL batch ", DTypeName(dtype)),
                        double(qwen_ids.size() / 3) * 2 * qwen3.pairs(),
                        [qwen3, &qwen_ids, &out] {

@@ -42,7 +42,7 @@ absl::StatusOr<v1::ResolvePresetResponse> ResolvePresetRequest(
     *response.mutable_table() = SpecToProto(*table);
   } else {
     *response.mutable_encoding() =
-        EncodingSpecToProto(std::get<RealEncodingSpec>(resolved->spec));
+        EncodingSpecToProto(std::get<EncodingSpec>(resolved->spec));
   }
   response.set_preset(resolved->info->name);
   response.set_reproduces(resolved->info->reproduces);

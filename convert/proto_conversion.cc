@@ -167,7 +167,7 @@ absl::StatusOr<std::shared_ptr<const GridSpec>> GridFromProto(
   }
   auto grid = std::make_shared<GridSpec>();
   for (const v1::GridSpecAxis& a : proto.axes()) {
-    GridAxis axis;
+    GridSpecAxis axis;
     axis.size = a.size();
     axis.channels = a.channels();
     axis.first_index = a.first_index();
@@ -210,7 +210,7 @@ absl::StatusOr<std::shared_ptr<const GridSpec>> GridFromProto(
 
 v1::GridSpec GridToProto(const GridSpec& grid) {
   v1::GridSpec proto;
-  for (const GridAxis& a : grid.axes) {
+  for (const GridSpecAxis& a : grid.axes) {
     v1::GridSpecAxis* axis = proto.add_axes();
     axis->set_size(a.size);
     axis->set_channels(a.channels);
@@ -310,9 +310,9 @@ v1::TableSpec SpecToProto(const TableSpec& spec) {
   return proto;
 }
 
-absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
+absl::StatusOr<EncodingSpec> EncodingSpecFromProto(
     const v1::EncodingSpec& proto) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = proto.dim();
   absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
   if (!dtype.ok()) return dtype.status();
@@ -364,7 +364,7 @@ absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
   return spec;
 }
 
-v1::EncodingSpec EncodingSpecToProto(const RealEncodingSpec& spec) {
+v1::EncodingSpec EncodingSpecToProto(const EncodingSpec& spec) {
   v1::EncodingSpec proto;
   proto.set_dim(spec.dim);
   proto.set_dtype(DTypeToProto(spec.dtype));
@@ -387,8 +387,8 @@ v1::EncodingSpec EncodingSpecToProto(const RealEncodingSpec& spec) {
   return proto;
 }
 
-PointGrid GridFromProto(const v1::PositionGrid& proto) {
-  PointGrid grid;
+PositionGrid GridFromProto(const v1::PositionGrid& proto) {
+  PositionGrid grid;
   grid.start.reserve(proto.axes_size());
   grid.count.reserve(proto.axes_size());
   for (const v1::GridAxis& axis : proto.axes()) {

@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "core/spec/point_grid.h"
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/position_grid.h"
 #include "core/spec/table_spec.h"
 #include "posenc/v1/posenc.pb.h"
 
@@ -53,15 +53,15 @@ v1::RopeScaling RopeToProto(const RopeScaling& rope);
 // scale 0 -> 1, coordinates 0 -> 1 or the number of axes of axes_dim /
 // mrope_section, *_UNSPECIFIED -> the documented default);
 // INVALID_ARGUMENT for an unknown enum value. Ranges are checked
-// by ValidateRealEncodingSpec (core/spec/real_encoding_spec.h).
-absl::StatusOr<RealEncodingSpec> EncodingSpecFromProto(
+// by ValidateEncodingSpec (core/spec/encoding_spec.h).
+absl::StatusOr<EncodingSpec> EncodingSpecFromProto(
     const v1::EncodingSpec& proto);
 // The fully explicit proto form of `spec`.
-v1::EncodingSpec EncodingSpecToProto(const RealEncodingSpec& spec);
+v1::EncodingSpec EncodingSpecToProto(const EncodingSpec& spec);
 
 // An EncodeRequest's grid, count 0 -> 1. Checked by CountGridPoints and
 // RealEncodingPlan::ValidateGrid.
-PointGrid GridFromProto(const v1::PositionGrid& proto);
+PositionGrid GridFromProto(const v1::PositionGrid& proto);
 
 v1::DType DTypeToProto(DType dtype);
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);

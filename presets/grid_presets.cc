@@ -8,10 +8,10 @@
 namespace posenc {
 namespace {
 
-GridAxis Axis(uint32_t size, uint32_t channels, uint64_t num, uint64_t den,
-              uint32_t first_index = 0) {
+GridSpecAxis Axis(uint32_t size, uint32_t channels, uint64_t num, uint64_t den,
+                  uint32_t first_index = 0) {
   const uint64_t g = std::gcd(num, den);
-  GridAxis a;
+  GridSpecAxis a;
   a.size = size;
   a.channels = channels;
   a.first_index = first_index;
@@ -23,7 +23,7 @@ GridAxis Axis(uint32_t size, uint32_t channels, uint64_t num, uint64_t den,
   return a;
 }
 
-TableSpec Spec(uint32_t d, std::vector<GridAxis> axes,
+TableSpec Spec(uint32_t d, std::vector<GridSpecAxis> axes,
                std::vector<uint32_t> order, GridSinCos sin_cos, uint32_t extra,
                double base = kDefaultBase) {
   auto grid = std::make_shared<GridSpec>();
@@ -45,7 +45,7 @@ TableSpec Spec(uint32_t d, std::vector<GridAxis> axes,
 
 TableSpec MaeGrid(uint32_t embed_dim, uint32_t grid_size, bool cls_token) {
   // meshgrid(grid_w, grid_h): the column's block first.
-  const GridAxis axis = Axis(grid_size, embed_dim / 2, 1, 1);
+  const GridSpecAxis axis = Axis(grid_size, embed_dim / 2, 1, 1);
   return Spec(embed_dim, {axis, axis}, {1, 0}, GridSinCos::kPerAxis,
               cls_token ? 1 : 0);
 }
@@ -70,8 +70,8 @@ TableSpec TimmGrid(uint32_t h, uint32_t w, uint32_t dim, double temperature,
   // ndgrid over feat_shape (reversed by reverse_coord): rows over (h, w)
   // or (w, h), channels in that order; stack([sin, cos], dim=1) groups
   // the sines, dim=2 keeps each axis's [sin | cos].
-  const GridAxis a0 = Axis(reverse_coord ? w : h, dim / 2, 1, 1);
-  const GridAxis a1 = Axis(reverse_coord ? h : w, dim / 2, 1, 1);
+  const GridSpecAxis a0 = Axis(reverse_coord ? w : h, dim / 2, 1, 1);
+  const GridSpecAxis a1 = Axis(reverse_coord ? h : w, dim / 2, 1, 1);
   return Spec(dim, {a0, a1}, {0, 1},
               interleave_sin_cos ? GridSinCos::kPerAxis : GridSinCos::kGrouped,
               0, temperature);

@@ -14,7 +14,7 @@
 namespace posenc {
 namespace {
 
-using Spec = std::variant<TableSpec, RealEncodingSpec>;
+using Spec = std::variant<TableSpec, EncodingSpec>;
 using Builder = absl::StatusOr<Spec> (*)(PresetArguments& args, DType dtype,
                                          const SpecLimits& limits);
 
@@ -31,9 +31,9 @@ using Builder = absl::StatusOr<Spec> (*)(PresetArguments& args, DType dtype,
 // half = dim // 2, f_i = max_period^(-i / (half - shift)), angle
 // scale * t * f_i, [sin | cos] or [cos | sin], one zero column for an odd
 // dim.
-RealEncodingSpec Timestep(uint32_t dim, bool cos_first, double shift,
-                          double scale, double max_period, DType dtype) {
-  RealEncodingSpec spec;
+EncodingSpec Timestep(uint32_t dim, bool cos_first, double shift, double scale,
+                      double max_period, DType dtype) {
+  EncodingSpec spec;
   spec.dim = dim;
   spec.dtype = dtype;
   spec.layout = cos_first ? Layout::kConcatCosSin : Layout::kConcatSinCos;
@@ -94,7 +94,7 @@ absl::StatusOr<Spec> FluxTimestep(PresetArguments& args, DType dtype,
 // then the input.
 absl::StatusOr<Spec> NerfstudioNerf(PresetArguments& args, DType dtype,
                                     const SpecLimits& limits) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dtype = dtype;
   spec.layout = Layout::kConcatSinCos;
   spec.scheme = FrequencyScheme::kOctaves;
@@ -321,8 +321,8 @@ absl::StatusOr<Spec> CogVideoX3d(PresetArguments& args, DType dtype,
       dtype);
 }
 
-RealEncodingSpec MultiAxis(DType dtype, Layout layout, double theta) {
-  RealEncodingSpec spec;
+EncodingSpec MultiAxis(DType dtype, Layout layout, double theta) {
+  EncodingSpec spec;
   spec.dtype = dtype;
   spec.layout = layout;
   spec.max_period = theta;
@@ -337,7 +337,7 @@ absl::StatusOr<Spec> FluxEmbedNd(PresetArguments& args, DType dtype,
   POSENC_ASSIGN_OR_RETURN(theta, args.Number("theta", {}));
   POSENC_ASSIGN_OR_RETURN(axes,
                           args.Counts("axes_dim", {}, 2, limits.max_d, 1, 8));
-  RealEncodingSpec spec = MultiAxis(dtype, Layout::kRotationMatrix, theta);
+  EncodingSpec spec = MultiAxis(dtype, Layout::kRotationMatrix, theta);
   spec.axes_dim = axes;
   spec.coordinates = static_cast<uint32_t>(axes.size());
   const uint64_t sum = std::accumulate(axes.begin(), axes.end(), uint64_t{0});
@@ -355,7 +355,7 @@ absl::StatusOr<Spec> DiffusersFluxPosEmbed(PresetArguments& args, DType dtype,
   POSENC_ASSIGN_OR_RETURN(theta, args.Number("theta", {}));
   POSENC_ASSIGN_OR_RETURN(axes,
                           args.Counts("axes_dim", {}, 2, limits.max_d, 1, 8));
-  RealEncodingSpec spec = MultiAxis(dtype, Layout::kInterleavedPairs, theta);
+  EncodingSpec spec = MultiAxis(dtype, Layout::kInterleavedPairs, theta);
   spec.axes_dim = axes;
   spec.coordinates = static_cast<uint32_t>(axes.size());
   return spec;
@@ -372,7 +372,7 @@ absl::StatusOr<Spec> QwenMrope(PresetArguments& args, DType dtype,
   POSENC_ASSIGN_OR_RETURN(theta, args.Number("rope_theta", {}));
   POSENC_ASSIGN_OR_RETURN(
       sections, args.Counts("mrope_section", {}, 1, limits.max_d, 3, 3));
-  RealEncodingSpec spec = MultiAxis(dtype, Layout::kRotateHalf, theta);
+  EncodingSpec spec = MultiAxis(dtype, Layout::kRotateHalf, theta);
   spec.dim = head_dim;
   spec.mrope_section = sections;
   spec.mrope_interleaved = interleaved;
@@ -405,8 +405,7 @@ absl::StatusOr<Spec> TimmRotaryCat(PresetArguments& args, DType dtype,
         "(EVA-02)");
   }
   POSENC_RETURN_IF_ERROR(MultipleOf("dim", dim, 4, "dim / 4 bands per axis"));
-  RealEncodingSpec spec =
-      MultiAxis(dtype, Layout::kInterleavedPairs, temperature);
+  EncodingSpec spec = MultiAxis(dtype, Layout::kInterleavedPairs, temperature);
   spec.axes_dim = {dim / 2, dim / 2};
   spec.coordinates = 2;
   return spec;
@@ -549,10 +548,10 @@ absl::StatusOr<ResolvedPreset> ResolvePreset(absl::string_view name,
         !read.ok()) {
       return read;
     }
-    absl::Status valid = std::holds_alternative<TableSpec>(*spec)
-                             ? ValidateSpec(std::get<TableSpec>(*spec), limits)
-                             : ValidateRealEncodingSpec(
-                                   std::get<RealEncodingSpec>(*spec), limits);
+    absl::Status valid =
+        std::holds_alternative<TableSpec>(*spec)
+            ? ValidateSpec(std::get<TableSpec>(*spec), limits)
+            : ValidateEncodingSpec(std::get<EncodingSpec>(*spec), limits);
     if (!valid.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(name, " gives an invalid spec: ", valid.message()));

@@ -9,6 +9,14 @@
 // defaults, which are the library's. The positions (timesteps, ids) are
 // not arguments: they go in the Encode / GetRows call as usual.
 //
+//   absl::StatusOr<posenc::PresetArguments> args =
+//       posenc::PresetArguments::Create({{"embedding_dim", "320"},
+//                                        {"flip_sin_to_cos", "True"}});
+//   absl::StatusOr<posenc::ResolvedPreset> preset = posenc::ResolvePreset(
+//       "diffusers.get_timestep_embedding", *std::move(args),
+//       posenc::DType::kFloat32, posenc::SpecLimits{});
+//   // preset->spec holds an EncodingSpec: Encode it at the timesteps.
+//
 // Pure functions over value types; no gRPC, no I/O. Thread-safe.
 #ifndef POSENC_PRESETS_PRESETS_H_
 #define POSENC_PRESETS_PRESETS_H_
@@ -19,7 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
 #include "core/spec/table_spec.h"
 #include "presets/preset_arguments.h"
 
@@ -40,10 +48,10 @@ struct PresetInfo {
 // Every preset, in a stable order.
 const std::vector<PresetInfo>& Presets();
 
-// A resolved preset: a TableSpec or an EncodingSpec (RealEncodingSpec).
+// A resolved preset: a TableSpec or an EncodingSpec.
 struct ResolvedPreset {
   const PresetInfo* info = nullptr;
-  std::variant<TableSpec, RealEncodingSpec> spec;
+  std::variant<TableSpec, EncodingSpec> spec;
 };
 
 // The spec of preset `name` called with `arguments`, in `dtype` (the

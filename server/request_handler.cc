@@ -141,9 +141,9 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
                                       const ServiceLimits& limits) {
   v1::EncodeRequest request;
   if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
-  absl::StatusOr<RealEncodingSpec> spec = EncodingSpecFromProto(request.spec());
+  absl::StatusOr<EncodingSpec> spec = EncodingSpecFromProto(request.spec());
   if (!spec.ok()) return spec.status();
-  if (absl::Status s = ValidateRealEncodingSpec(*spec, limits.spec); !s.ok()) {
+  if (absl::Status s = ValidateEncodingSpec(*spec, limits.spec); !s.ok()) {
     return WithFlagNames(s);
   }
   EncodePlan plan;

@@ -6,7 +6,7 @@
 namespace posenc {
 
 absl::StatusOr<std::shared_ptr<const RealEncodingPlan>>
-RealEncodingPlanCache::Get(const RealEncodingSpec& spec) {
+RealEncodingPlanCache::Get(const EncodingSpec& spec) {
   {
     absl::MutexLock lock(&mu_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {

@@ -23,7 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "core/plan/real_encoding_plan.h"
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
 #include "core/spec/table_spec.h"
 
 namespace posenc {
@@ -47,7 +47,7 @@ class RealEncodingPlanCache {
   // The kept plan of `spec`, or RealEncodingPlan::Create(spec, limits)
   // (kept when OK and within the bounds; its error as is otherwise).
   absl::StatusOr<std::shared_ptr<const RealEncodingPlan>> Get(
-      const RealEncodingSpec& spec);
+      const EncodingSpec& spec);
 
   Stats GetStats() const;
 

@@ -9,6 +9,13 @@
 // for ranges of >= 16 rows (float64: 256), the plan's angle-addition table
 // (<= 1 MiB, built once per plan; the TableSpec overloads build a plan per
 // call, so prefer a prebuilt plan for repeated pieces of one family).
+//
+//   posenc::TableSpec spec;
+//   spec.d = 512;
+//   spec.max_len = 2048;
+//   // ValidateSpec(spec, posenc::SpecLimits{}) is OK
+//   std::vector<std::byte> rows(size_t{spec.max_len} * spec.row_bytes());
+//   posenc::ComputeRows(spec, 0, spec.max_len, rows.data());
 #ifndef POSENC_CORE_PLAN_ENCODING_H_
 #define POSENC_CORE_PLAN_ENCODING_H_
 

@@ -28,7 +28,7 @@ GridPlan::GridPlan(const TableSpec& spec)
   axes_.resize(n);
   uint64_t stride = 1;
   for (size_t a = n; a-- > 0;) {
-    const GridAxis& g = grid.axes[a];
+    const GridSpecAxis& g = grid.axes[a];
     Axis& axis = axes_[a];
     axis.size = g.size;
     axis.channels = g.channels;
@@ -49,7 +49,7 @@ GridPlan::GridPlan(const TableSpec& spec)
       axis.integer = std::make_shared<const PlainTablePlan>(plain);
       continue;
     }
-    RealEncodingSpec real;
+    EncodingSpec real;
     real.dim = g.channels;
     real.dtype = spec.dtype;
     real.layout = spec.layout;

@@ -95,7 +95,7 @@ struct RealSlowColumn {
   }
 };
 
-RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
+RealEncodingPlan::RealEncodingPlan(const EncodingSpec& spec)
     : spec_(spec),
       multi_axis_(spec.multi_axis()),
       half_(spec.half()),
@@ -125,7 +125,7 @@ RealEncodingPlan::RealEncodingPlan(const RealEncodingSpec& spec)
     sets_ = MultiAxisFrequencySets(spec);
     std::vector<std::vector<FrequencyWords>> set_words;
     set_words.reserve(sets_.size());
-    for (const RealEncodingSpec& set : sets_) {
+    for (const EncodingSpec& set : sets_) {
       set_words.push_back(RealFrequencies(set));
     }
     const std::vector<AxisPair> pairs = MultiAxisPairs(spec);
@@ -228,18 +228,18 @@ size_t RealEncodingPlan::MemoryBytes() const {
                  bytes(w2_) + bytes(sets_) + bytes(word_set_) +
                  bytes(word_index_) + bytes(src_) + bytes(dst_) + bytes(runs_) +
                  bytes(segment_runs_);
-  for (const RealEncodingSpec& set : sets_) {
+  for (const EncodingSpec& set : sets_) {
     total += bytes(set.axes_dim) + bytes(set.mrope_section);
   }
   return total + bytes(spec_.axes_dim) + bytes(spec_.mrope_section);
 }
 
 absl::StatusOr<RealEncodingPlan> RealEncodingPlan::Create(
-    const RealEncodingSpec& spec, const SpecLimits& limits) {
-  absl::Status status = ValidateRealEncodingSpec(spec, limits);
+    const EncodingSpec& spec, const SpecLimits& limits) {
+  absl::Status status = ValidateEncodingSpec(spec, limits);
   if (!status.ok()) return status;
   if (spec.multi_axis()) {
-    for (const RealEncodingSpec& set : MultiAxisFrequencySets(spec)) {
+    for (const EncodingSpec& set : MultiAxisFrequencySets(spec)) {
       status = RealFrequencyRangeError(set);
       if (!status.ok()) return status;
     }
@@ -291,7 +291,7 @@ absl::Status RealEncodingPlan::CheckPosition(double x,
   return absl::OkStatus();
 }
 
-absl::Status RealEncodingPlan::ValidateGrid(const PointGrid& grid,
+absl::Status RealEncodingPlan::ValidateGrid(const PositionGrid& grid,
                                             uint32_t max_points) const {
   absl::StatusOr<uint32_t> points =
       CountGridPoints(grid, spec_.coordinates, max_points);
@@ -309,7 +309,7 @@ absl::Status RealEncodingPlan::ValidateGrid(const PointGrid& grid,
   return absl::OkStatus();
 }
 
-void RealEncodingPlan::ComputeGridRows(const PointGrid& grid,
+void RealEncodingPlan::ComputeGridRows(const PositionGrid& grid,
                                        std::byte* out) const {
   const size_t row_bytes = spec_.row_bytes();
   const size_t coords = spec_.coordinates;
@@ -355,7 +355,7 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
   }
 }
 
-void RealEncodingPlan::ComputeMultiAxisGridRows(const PointGrid& grid,
+void RealEncodingPlan::ComputeMultiAxisGridRows(const PositionGrid& grid,
                                                 uint64_t points,
                                                 std::byte* out) const {
   const size_t size = DTypeSize(spec_.dtype);
@@ -554,7 +554,7 @@ void RealEncodingPlan::ComputeValue(const Segment& s, uint32_t i, double x,
   }
   if (multi_axis_) {
     // Exponential frequencies only: never a whole quarter turn.
-    const RealEncodingSpec& set = sets_[word_set_[w]];
+    const EncodingSpec& set = sets_[word_set_[w]];
     const uint32_t index = word_index_[w];
     ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(set, index, f); },
                           x, dtype, &sb, &cb);
@@ -977,7 +977,7 @@ void RealEncodingPlan::AccurateSinCos(size_t w, double x, double* s,
     return;
   }
   uint64_t sb, cb;
-  const RealEncodingSpec& set = sets_[word_set_[w]];
+  const EncodingSpec& set = sets_[word_set_[w]];
   const uint32_t index = word_index_[w];
   ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(set, index, f); },
                         x, DType::kFloat64, &sb, &cb);

@@ -1,5 +1,5 @@
 // RealEncodingPlan: an encoding of real-valued points
-// (core/spec/real_encoding_spec.h) with its exact frequencies split into double
+// (core/spec/encoding_spec.h) with its exact frequencies split into double
 // words, built once per spec (a server keeps the last few,
 // core/cache/real_encoding_plan_cache.h) and then used to compute any point's
 // row exactly: every value is the exact sin/cos(x * F_i), correctly rounded
@@ -41,22 +41,22 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/spec/encoding_spec.h"
 #include "core/spec/exact_frequency.h"
 #include "core/spec/multi_axis.h"
-#include "core/spec/point_grid.h"
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/position_grid.h"
 
 namespace posenc {
 
 class RealEncodingPlan {
  public:
-  // INVALID_ARGUMENT as ValidateRealEncodingSpec, or when a frequency
+  // INVALID_ARGUMENT as ValidateEncodingSpec, or when a frequency
   // (scale included) lies outside [2^-800, 2^24] (naming the fields; for
   // multi-axis specs, any axis's frequencies).
-  static absl::StatusOr<RealEncodingPlan> Create(const RealEncodingSpec& spec,
+  static absl::StatusOr<RealEncodingPlan> Create(const EncodingSpec& spec,
                                                  const SpecLimits& limits);
 
-  const RealEncodingSpec& spec() const { return spec_; }
+  const EncodingSpec& spec() const { return spec_; }
 
   // Heap bytes the plan holds (its arrays), for caches' bounds.
   size_t MemoryBytes() const;
@@ -72,14 +72,15 @@ class RealEncodingPlan {
   absl::Status ValidatePositions(absl::Span<const double> positions,
                                  uint32_t max_points) const;
 
-  // Checks a grid of points (core/spec/point_grid.h): INVALID_ARGUMENT as
+  // Checks a grid of points (core/spec/position_grid.h): INVALID_ARGUMENT as
   // CountGridPoints; OUT_OF_RANGE naming grid.axes[c] when an end of axis c
   // is out of the positions' range (every value between lies between them).
-  absl::Status ValidateGrid(const PointGrid& grid, uint32_t max_points) const;
+  absl::Status ValidateGrid(const PositionGrid& grid,
+                            uint32_t max_points) const;
 
   // Writes the rows of the grid's points, row-major, as ComputeRows.
   // Precondition: ValidateGrid is OK.
-  void ComputeGridRows(const PointGrid& grid, std::byte* out) const;
+  void ComputeGridRows(const PositionGrid& grid, std::byte* out) const;
 
   // Writes the rows of positions.size() / coordinates points to `out`
   // (that many times spec().row_bytes() bytes). Precondition:
@@ -106,7 +107,7 @@ class RealEncodingPlan {
     uint32_t words = 0;  // its first frequency in freq_ / w0_ / w1_ / w2_
   };
 
-  explicit RealEncodingPlan(const RealEncodingSpec& spec);
+  explicit RealEncodingPlan(const EncodingSpec& spec);
   // OUT_OF_RANGE naming `name` unless x is finite, 0 or at least 2^-64 in
   // magnitude, and at most max_abs_position_.
   absl::Status CheckPosition(double x, const std::string& name) const;
@@ -168,7 +169,7 @@ class RealEncodingPlan {
   // path's high words, MPFR (correctly rounded) where that bound fails.
   void AccurateSinCos(size_t w, double x, double* s, double* c) const;
   // ComputeGridRows of a multi-axis spec (points: the grid's count).
-  void ComputeMultiAxisGridRows(const PointGrid& grid, uint64_t points,
+  void ComputeMultiAxisGridRows(const PositionGrid& grid, uint64_t points,
                                 std::byte* out) const;
   // The per-call bound of ComputeMultiAxisGridRows's axis tables.
   static constexpr size_t kMaxGridTableBytes = size_t{1} << 20;
@@ -186,7 +187,7 @@ class RealEncodingPlan {
   friend struct RealSlowRunColumn;
   friend struct RealSlowSegmentRunColumn;
 
-  RealEncodingSpec spec_;
+  EncodingSpec spec_;
   bool multi_axis_ = false;
   uint32_t half_ = 0;   // plain: frequencies per coordinate
   uint32_t pairs_ = 0;  // pairs per row: coordinates * half, or K
@@ -208,7 +209,7 @@ class RealEncodingPlan {
   // Multi-axis: the frequency sets (core/spec/multi_axis.h), the set and index
   // of each word (for MPFR), and for each of the K pairs its scratch pair
   // (src_) and row pair (dst_).
-  std::vector<RealEncodingSpec> sets_;
+  std::vector<EncodingSpec> sets_;
   std::vector<uint32_t> word_set_, word_index_;
   std::vector<uint32_t> src_, dst_;
   // Multi-axis: src_/dst_ as runs; with 2+ coordinates, the segment of

@@ -34,7 +34,7 @@ const char* GridSinCosName(GridSinCos sin_cos) {
 uint64_t GridSpec::rows() const {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   uint64_t n = 1;
-  for (const GridAxis& a : axes) {
+  for (const GridSpecAxis& a : axes) {
     if (a.size != 0 && n > kMax / a.size) return kMax;
     n *= a.size;
   }
@@ -43,14 +43,14 @@ uint64_t GridSpec::rows() const {
 
 uint64_t GridSpec::channels() const {
   uint64_t c = 0;
-  for (const GridAxis& a : axes) c += a.channels;
+  for (const GridSpecAxis& a : axes) c += a.channels;
   return c;
 }
 
 std::string GridSpec::DebugString() const {
   std::string s = "axes=";
   for (size_t a = 0; a < axes.size(); ++a) {
-    const GridAxis& x = axes[a];
+    const GridSpecAxis& x = axes[a];
     absl::StrAppend(&s, a ? "," : "", x.size, ":", x.channels, ":",
                     x.first_index, ":", x.numerator, "/", x.denominator);
   }
@@ -93,7 +93,7 @@ absl::Status ValidateGridTable(const TableSpec& spec,
         "LAYOUT_CONCAT_COS_SIN");
   }
   for (size_t a = 0; a < n; ++a) {
-    const GridAxis& axis = grid.axes[a];
+    const GridSpecAxis& axis = grid.axes[a];
     if (axis.size == 0) {
       return Invalid(absl::StrCat(AxisField(a, "size"),
                                   ": 0; an axis has at least 1 point"));
@@ -154,7 +154,7 @@ absl::Status ValidateGridTable(const TableSpec& spec,
                                 " (leave it unset)"));
   }
   for (size_t a = 0; a < n; ++a) {
-    const GridAxis& axis = grid.axes[a];
+    const GridSpecAxis& axis = grid.axes[a];
     // The largest numerator (first_index + size - 1) * numerator must be an
     // exact double, and its angle x * f_0 = x / denominator at most
     // 2^24 (1 - 2^-48), inside what RealEncodingPlan serves:

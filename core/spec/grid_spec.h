@@ -44,27 +44,28 @@ enum class GridSinCos : uint8_t {
 
 const char* GridSinCosName(GridSinCos sin_cos);
 
-struct GridAxis {
+// One axis of a grid table: the proto's GridSpecAxis with defaults applied.
+struct GridSpecAxis {
   uint32_t size = 0;         // points on the axis, >= 1
   uint32_t channels = 0;     // channels of its block, even, >= 2
   uint32_t first_index = 0;  // index of point 0 (SD3's crop offset)
   uint32_t numerator = 1;    // position step numerator, >= 1
   uint32_t denominator = 1;  // position step denominator, >= 1
 
-  bool operator==(const GridAxis& o) const {
+  bool operator==(const GridSpecAxis& o) const {
     return size == o.size && channels == o.channels &&
            first_index == o.first_index && numerator == o.numerator &&
            denominator == o.denominator;
   }
   template <typename H>
-  friend H AbslHashValue(H h, const GridAxis& a) {
+  friend H AbslHashValue(H h, const GridSpecAxis& a) {
     return H::combine(std::move(h), a.size, a.channels, a.first_index,
                       a.numerator, a.denominator);
   }
 };
 
 struct GridSpec {
-  std::vector<GridAxis> axes;  // row order: axes[0] varies slowest
+  std::vector<GridSpecAxis> axes;  // row order: axes[0] varies slowest
   // Axis indices in the order their blocks appear in a row: a permutation
   // of 0..axes.size()-1 (SpecFromProto fills the identity when unset).
   std::vector<uint32_t> channel_order;

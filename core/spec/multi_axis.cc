@@ -15,14 +15,14 @@ absl::Status Invalid(const std::string& message) {
 }
 
 // The axis count of a multi-axis spec.
-size_t AxisCount(const RealEncodingSpec& spec) {
+size_t AxisCount(const EncodingSpec& spec) {
   return spec.axes_dim.empty() ? spec.mrope_section.size()
                                : spec.axes_dim.size();
 }
 
 }  // namespace
 
-absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
+absl::Status ValidateMultiAxisSpec(const EncodingSpec& spec,
                                    const SpecLimits& limits) {
   const bool axes = !spec.axes_dim.empty();
   if (axes && !spec.mrope_section.empty()) {
@@ -250,14 +250,13 @@ void PlaceRuns(Layout layout, DType dtype, size_t pairs, const PairRun* runs,
   }
 }
 
-std::vector<RealEncodingSpec> MultiAxisFrequencySets(
-    const RealEncodingSpec& spec) {
-  RealEncodingSpec plain;
+std::vector<EncodingSpec> MultiAxisFrequencySets(const EncodingSpec& spec) {
+  EncodingSpec plain;
   plain.dtype = spec.dtype;
   plain.max_period = spec.max_period;
   plain.scale = spec.scale;
   plain.scale_divisor = spec.scale_divisor;
-  std::vector<RealEncodingSpec> sets;
+  std::vector<EncodingSpec> sets;
   if (spec.axes_dim.empty()) {
     plain.dim = spec.dim;
     sets.push_back(plain);
@@ -271,7 +270,7 @@ std::vector<RealEncodingSpec> MultiAxisFrequencySets(
   return sets;
 }
 
-std::vector<AxisPair> MultiAxisPairs(const RealEncodingSpec& spec) {
+std::vector<AxisPair> MultiAxisPairs(const EncodingSpec& spec) {
   std::vector<AxisPair> pairs;
   pairs.reserve(spec.pairs());
   if (!spec.axes_dim.empty()) {

@@ -1,7 +1,7 @@
 // Multi-axis RoPE encodings (FLUX EmbedND, Qwen2-VL / Qwen2.5-VL M-RoPE,
 // Qwen3-VL interleaved M-RoPE, 2D axial RoPE of ViTs): which coordinate
 // and which exact frequency each pair of a row has (see
-// core/spec/real_encoding_spec.h), and where a pair's sin and cos go in every
+// core/spec/encoding_spec.h), and where a pair's sin and cos go in every
 // layout (the one definition of the layouts of real-valued encodings).
 //
 // Pure functions of the spec; thread-safe.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
 
 namespace posenc {
 
@@ -33,7 +33,7 @@ struct AxisPair {
 // in 2..max_d, each section >= 1, summing to dim / 2, exactly 3 sections when
 // interleaved; coordinates equal to the number of axes (sections). Every
 // layout is valid. Precondition: spec.multi_axis().
-absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
+absl::Status ValidateMultiAxisSpec(const EncodingSpec& spec,
                                    const SpecLimits& limits);
 
 // The one-coordinate exponential specs whose frequencies the pairs take:
@@ -41,12 +41,11 @@ absl::Status ValidateMultiAxisSpec(const RealEncodingSpec& spec,
 // scale * max_period^(-2i / axes_dim[a])), or the one of dim for
 // mrope_section (scale * max_period^(-2i / dim)). Precondition:
 // ValidateMultiAxisSpec is OK.
-std::vector<RealEncodingSpec> MultiAxisFrequencySets(
-    const RealEncodingSpec& spec);
+std::vector<EncodingSpec> MultiAxisFrequencySets(const EncodingSpec& spec);
 
 // The spec.pairs() pairs of a row, in row order. Precondition:
 // ValidateMultiAxisSpec is OK.
-std::vector<AxisPair> MultiAxisPairs(const RealEncodingSpec& spec);
+std::vector<AxisPair> MultiAxisPairs(const EncodingSpec& spec);
 
 // Where pair j's values go in a row of `pairs` pairs (the one definition
 // of the layouts of real-valued encodings), for elements of type T (the

@@ -14,7 +14,7 @@ namespace {
 constexpr mpfr_prec_t kExactPrec = 1300;
 
 // half - shift, exactly.
-void ExponentDenominator(const RealEncodingSpec& spec, mpfr_ptr den) {
+void ExponentDenominator(const EncodingSpec& spec, mpfr_ptr den) {
   mpfr_set_ui(den, spec.dim / 2, MPFR_RNDN);
   mpfr_sub_d(den, den, spec.shift, MPFR_RNDN);  // exact at kExactPrec
 }
@@ -23,7 +23,7 @@ void ExponentDenominator(const RealEncodingSpec& spec, mpfr_ptr den) {
 // precision of `out`: three roundings of y = i ln(max_period) / den
 // (3.01 u relative, u = 2^-(w + 40)); the range check bounds |y| < 2^10,
 // so exp(-y) is within 2^11.7 u + u; then out's own rounding 2^-w.
-void ExponentialPower(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr out) {
+void ExponentialPower(const EncodingSpec& spec, uint32_t i, mpfr_ptr out) {
   const mpfr_prec_t w = mpfr_get_prec(out) + 40;
   MpfrValue den(kExactPrec), y(w);
   ExponentDenominator(spec, den);
@@ -37,7 +37,7 @@ void ExponentialPower(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr out) {
 
 // e_k = min + k (max - min) / (n - 1) at `out`'s precision w: absolute
 // error <= 2^(12 - w) (terms below 2^11).
-void OctaveExponent(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
+void OctaveExponent(const EncodingSpec& spec, uint32_t k, mpfr_ptr out) {
   if (spec.num_frequencies == 1 || k == 0) {
     mpfr_set_d(out, spec.min_freq_exp, MPFR_RNDN);
     return;
@@ -52,7 +52,7 @@ void OctaveExponent(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
 
 // 2 pi scale 2^(e_k) / scale_divisor within 2^(13 - w') relative,
 // w' = prec(out) + 40, before out's own rounding.
-void OctaveFrequency(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
+void OctaveFrequency(const EncodingSpec& spec, uint32_t k, mpfr_ptr out) {
   const mpfr_prec_t w = mpfr_get_prec(out) + 40;
   MpfrValue e(w), pi(w);
   OctaveExponent(spec, k, e);
@@ -70,7 +70,7 @@ void OctaveFrequency(const RealEncodingSpec& spec, uint32_t k, mpfr_ptr out) {
 
 // log2 of F_i estimated in double (error far below the 1-unit margins the
 // range check leaves before deciding with MPFR).
-double Log2FrequencyEstimate(const RealEncodingSpec& spec, uint32_t i) {
+double Log2FrequencyEstimate(const EncodingSpec& spec, uint32_t i) {
   const double scale = std::log2(spec.scale) -
                        std::log2(static_cast<double>(spec.scale_divisor));
   if (spec.scheme == FrequencyScheme::kExponential) {
@@ -86,7 +86,7 @@ double Log2FrequencyEstimate(const RealEncodingSpec& spec, uint32_t i) {
 // Compares F_i with 2^bound: -1, 0 (never in practice) or 1. A double
 // estimate decides unless it lies within 1 of the bound; then MPFR at 128
 // bits (relative error 2^-116).
-int CompareFrequencyLog2(const RealEncodingSpec& spec, uint32_t i, int bound) {
+int CompareFrequencyLog2(const EncodingSpec& spec, uint32_t i, int bound) {
   const double est = Log2FrequencyEstimate(spec, i);
   if (!(est > bound - 1)) return -1;  // NaN / -inf: far below
   if (est > bound + 1) return 1;
@@ -97,7 +97,7 @@ int CompareFrequencyLog2(const RealEncodingSpec& spec, uint32_t i, int bound) {
 
 }  // namespace
 
-absl::Status RealFrequencyRangeError(const RealEncodingSpec& spec) {
+absl::Status RealFrequencyRangeError(const EncodingSpec& spec) {
   const uint32_t half = spec.half();
   if (half == 0) return absl::OkStatus();
   const bool octaves = spec.scheme == FrequencyScheme::kOctaves;
@@ -122,7 +122,7 @@ absl::Status RealFrequencyRangeError(const RealEncodingSpec& spec) {
   return absl::OkStatus();
 }
 
-void RealFrequencyMpfr(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr out) {
+void RealFrequencyMpfr(const EncodingSpec& spec, uint32_t i, mpfr_ptr out) {
   if (spec.scheme == FrequencyScheme::kOctaves) {
     OctaveFrequency(spec, i, out);
     return;
@@ -144,7 +144,7 @@ void RealFrequencyMpfr(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr out) {
   mpfr_div_ui(out, p, spec.scale_divisor, MPFR_RNDN);
 }
 
-std::vector<FrequencyWords> RealFrequencies(const RealEncodingSpec& spec) {
+std::vector<FrequencyWords> RealFrequencies(const EncodingSpec& spec) {
   const uint32_t half = spec.half();
   std::vector<FrequencyWords> words(half);
   if (half == 0) return words;
@@ -176,7 +176,7 @@ std::vector<FrequencyWords> RealFrequencies(const RealEncodingSpec& spec) {
   return words;
 }
 
-std::optional<int32_t> IntegerOctaveExponent(const RealEncodingSpec& spec,
+std::optional<int32_t> IntegerOctaveExponent(const EncodingSpec& spec,
                                              uint32_t k) {
   // e_k = (min (n - 1) + k (max - min)) / (n - 1): an integer iff the
   // (exact) numerator is an integer multiple of n - 1.

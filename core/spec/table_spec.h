@@ -1,6 +1,12 @@
 // TableSpec: the value that names one positional-encoding table, and the
 // checks that keep a request inside the server's limits.
 //
+//   posenc::TableSpec spec;            // the paper's table, d = 512
+//   spec.d = 512;
+//   spec.max_len = 2048;
+//   spec.dtype = posenc::DType::kBFloat16;
+//   absl::Status ok = posenc::ValidateSpec(spec, posenc::SpecLimits{});
+//
 // Pure value types; no gRPC. Thread-compatible.
 #ifndef POSENC_CORE_SPEC_TABLE_SPEC_H_
 #define POSENC_CORE_SPEC_TABLE_SPEC_H_

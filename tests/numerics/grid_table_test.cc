@@ -34,9 +34,9 @@ using ::posenc::testing::LibraryTable;
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                              DType::kBFloat16};
 
-GridAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
-              uint32_t denominator = 1, uint32_t first_index = 0) {
-  GridAxis a;
+GridSpecAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
+                  uint32_t denominator = 1, uint32_t first_index = 0) {
+  GridSpecAxis a;
   a.size = size;
   a.channels = channels;
   a.numerator = numerator;
@@ -45,7 +45,7 @@ GridAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
   return a;
 }
 
-TableSpec GridTable(std::vector<GridAxis> axes, std::vector<uint32_t> order,
+TableSpec GridTable(std::vector<GridSpecAxis> axes, std::vector<uint32_t> order,
                     Layout layout, GridSinCos sin_cos = GridSinCos::kPerAxis,
                     uint32_t extra = 0, double base = 10000) {
   auto grid = std::make_shared<GridSpec>();
@@ -255,9 +255,9 @@ TableSpec RandomGrid(std::mt19937_64& rng) {
                                  ? GridSinCos::kGrouped
                                  : GridSinCos::kPerAxis;
   const uint32_t n = 1 + rng() % 3;
-  std::vector<GridAxis> axes;
+  std::vector<GridSpecAxis> axes;
   for (uint32_t a = 0; a < n; ++a) {
-    GridAxis x;
+    GridSpecAxis x;
     x.size = 1 + rng() % (n == 1 ? 40 : n == 2 ? 12 : 5);
     x.channels = 2 * (1 + rng() % 12);
     switch (rng() % 4) {

@@ -1,4 +1,4 @@
-// RealEncodingSpec: the value that names an encoding of real-valued points
+// EncodingSpec: the value that names an encoding of real-valued points
 // (diffusion timesteps, flow-matching times, NeRF coordinates), as the proto's
 // EncodingSpec with defaults applied, and its structural checks.
 //
@@ -24,9 +24,16 @@
 // The layouts place the K pairs (the RoPE layouts and kRotationMatrix hold
 // 4K values); no pad column, no included input.
 //
+//   posenc::EncodingSpec flux;  // FLUX.1: EmbedND(128, 10000, [16, 56, 56])
+//   flux.axes_dim = {16, 56, 56};
+//   flux.coordinates = 3;
+//   flux.layout = posenc::Layout::kRotationMatrix;
+//   absl::Status ok = posenc::ValidateEncodingSpec(flux, posenc::SpecLimits{});
+//   // then RealEncodingPlan::Create(flux, limits) (core/plan/) computes it
+//
 // Pure value type; no gRPC. Thread-compatible.
-#ifndef POSENC_CORE_SPEC_REAL_ENCODING_SPEC_H_
-#define POSENC_CORE_SPEC_REAL_ENCODING_SPEC_H_
+#ifndef POSENC_CORE_SPEC_ENCODING_SPEC_H_
+#define POSENC_CORE_SPEC_ENCODING_SPEC_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -55,7 +62,7 @@ inline constexpr double kMaxRealScale = 0x1p24;
 inline constexpr double kMinNonzeroPosition = 0x1p-64;
 inline constexpr double kMaxAngle = 0x1p24;
 
-struct RealEncodingSpec {
+struct EncodingSpec {
   // kExponential: channels per coordinate, 2 * half (+1 with pad_odd_dim).
   // kOctaves: 0, or the row width (checked against the derived one).
   uint32_t dim = 0;
@@ -108,7 +115,7 @@ struct RealEncodingSpec {
   std::string DebugString() const;
 
   // Every field equal (doubles by value).
-  bool operator==(const RealEncodingSpec& o) const {
+  bool operator==(const EncodingSpec& o) const {
     return dim == o.dim && dtype == o.dtype && layout == o.layout &&
            scheme == o.scheme && max_period == o.max_period &&
            shift == o.shift && scale == o.scale &&
@@ -119,7 +126,7 @@ struct RealEncodingSpec {
            axes_dim == o.axes_dim && mrope_section == o.mrope_section &&
            mrope_interleaved == o.mrope_interleaved;
   }
-  bool operator!=(const RealEncodingSpec& o) const { return !(*this == o); }
+  bool operator!=(const EncodingSpec& o) const { return !(*this == o); }
 
  private:
   // sum(axes_dim) / 2, or dim / 2 with mrope_section.
@@ -136,8 +143,8 @@ struct RealEncodingSpec {
 // (unless multi-axis); multi-axis specs as ValidateMultiAxisSpec
 // (core/spec/multi_axis.h). The frequencies' range is checked where they are
 // computed (RealEncodingPlan::Create).
-absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
-                                      const SpecLimits& limits);
+absl::Status ValidateEncodingSpec(const EncodingSpec& spec,
+                                  const SpecLimits& limits);
 
 // The number of points in `values` positions of `coordinates` values each:
 // INVALID_ARGUMENT (naming `positions`) when there are none, when values is
@@ -147,4 +154,4 @@ absl::StatusOr<uint32_t> CountPoints(size_t values, uint32_t coordinates,
 
 }  // namespace posenc
 
-#endif  // POSENC_CORE_SPEC_REAL_ENCODING_SPEC_H_
+#endif  // POSENC_CORE_SPEC_ENCODING_SPEC_H_

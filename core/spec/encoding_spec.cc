@@ -1,4 +1,4 @@
-#include "core/spec/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,7 +31,7 @@ const char* FrequencySchemeName(FrequencyScheme scheme) {
   return "?";
 }
 
-std::string RealEncodingSpec::DebugString() const {
+std::string EncodingSpec::DebugString() const {
   std::string s = absl::StrCat(
       "dim=", dim, " dtype=", DTypeName(dtype), " layout=", LayoutName(layout),
       " frequency=", FrequencySchemeName(scheme), " scale=", D(scale));
@@ -57,15 +57,15 @@ std::string RealEncodingSpec::DebugString() const {
   return s;
 }
 
-uint32_t RealEncodingSpec::MultiAxisPairs() const {
+uint32_t EncodingSpec::MultiAxisPairs() const {
   if (axes_dim.empty()) return dim / 2;
   uint64_t sum = 0;
   for (uint32_t n : axes_dim) sum += n;
   return static_cast<uint32_t>(std::min<uint64_t>(sum / 2, UINT32_MAX));
 }
 
-absl::Status ValidateRealEncodingSpec(const RealEncodingSpec& spec,
-                                      const SpecLimits& limits) {
+absl::Status ValidateEncodingSpec(const EncodingSpec& spec,
+                                  const SpecLimits& limits) {
   if (spec.mrope_interleaved && spec.mrope_section.empty()) {
     return Invalid(
         "spec.mrope_interleaved: needs spec.mrope_section (Qwen3-VL's "

@@ -1,10 +1,10 @@
-#include "core/spec/point_grid.h"
+#include "core/spec/position_grid.h"
 
 #include "absl/strings/str_cat.h"
 
 namespace posenc {
 
-absl::StatusOr<uint32_t> CountGridPoints(const PointGrid& grid,
+absl::StatusOr<uint32_t> CountGridPoints(const PositionGrid& grid,
                                          uint32_t coordinates,
                                          uint32_t max_points) {
   if (grid.coordinates() != coordinates) {
@@ -27,7 +27,7 @@ absl::StatusOr<uint32_t> CountGridPoints(const PointGrid& grid,
   return static_cast<uint32_t>(points);
 }
 
-void GridPoint(const PointGrid& grid, uint64_t p, double* point) {
+void GridPoint(const PositionGrid& grid, uint64_t p, double* point) {
   for (size_t c = grid.coordinates(); c-- > 0;) {
     point[c] = static_cast<double>(grid.start[c] + int64_t(p % grid.count[c]));
     p /= grid.count[c];

@@ -1,12 +1,12 @@
-// PointGrid: the points of an Encode call given as an integer grid (an
+// PositionGrid: the points of an Encode call given as an integer grid (an
 // image's patch ids) instead of a list: coordinate c takes the integers
 // start[c], ..., start[c] + count[c] - 1, swept in row-major order (the
 // last coordinate fastest). The points are never materialized: the plan
 // computes each row from its index (RealEncodingPlan::ComputeGridRows).
 //
 // Pure value type; thread-compatible.
-#ifndef POSENC_CORE_SPEC_POINT_GRID_H_
-#define POSENC_CORE_SPEC_POINT_GRID_H_
+#ifndef POSENC_CORE_SPEC_POSITION_GRID_H_
+#define POSENC_CORE_SPEC_POSITION_GRID_H_
 
 #include <cstdint>
 #include <vector>
@@ -15,7 +15,7 @@
 
 namespace posenc {
 
-struct PointGrid {
+struct PositionGrid {
   std::vector<int32_t> start;   // one per coordinate
   std::vector<uint32_t> count;  // >= 1 each (the proto's 0 is 1)
 
@@ -27,14 +27,14 @@ struct PointGrid {
 // The number of points: INVALID_ARGUMENT naming `grid.axes` when the axes
 // are not `coordinates` many, or `grid` when the product of the counts
 // exceeds max_points (--max_rows_per_request). Never overflows.
-absl::StatusOr<uint32_t> CountGridPoints(const PointGrid& grid,
+absl::StatusOr<uint32_t> CountGridPoints(const PositionGrid& grid,
                                          uint32_t coordinates,
                                          uint32_t max_points);
 
 // Writes point p (row-major) of the grid to point[0..coordinates).
 // Precondition: p < the grid's point count.
-void GridPoint(const PointGrid& grid, uint64_t p, double* point);
+void GridPoint(const PositionGrid& grid, uint64_t p, double* point);
 
 }  // namespace posenc
 
-#endif  // POSENC_CORE_SPEC_POINT_GRID_H_
+#endif  // POSENC_CORE_SPEC_POSITION_GRID_H_
