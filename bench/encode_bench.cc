@@ -78,7 +78,6 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -296,21 +295,10 @@ std::vector<double> RunCore(int rounds, double target_us, double target_ratio) {
                            ts.data(), ts.size(), freqs.data(), half,
                            reinterpret_cast<float*>(out.data()));
                      });
-  // Each case once before timing (pages of `out`, code, MPFR's caches).
-  for (Case& c : cases) c.run();
-  std::mt19937 rng(7);
-  std::vector<size_t> order(cases.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  for (int r = 0; r < rounds; ++r) {
-    std::shuffle(order.begin(), order.end(), rng);
-    for (size_t k : order) {
-      const double t0 = ThreadCpuNs();
-      cases[k].run();
-      const double ns = ThreadCpuNs() - t0;
-      cases[k].us.push_back(ns / 1e3);
-      cases[k].values_per_s.push_back(kValues / (ns * 1e-9));
-    }
-  }
+  bench::RunInterleavedRounds(cases, rounds, [](Case& c, double ns) {
+    c.us.push_back(ns / 1e3);
+    c.values_per_s.push_back(kValues / (ns * 1e-9));
+  });
 
   std::printf(
       "core, one thread, thread CPU time, %d rounds (each case once a round, "

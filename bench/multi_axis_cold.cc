@@ -44,7 +44,6 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -212,19 +211,9 @@ int Run() {
     std::fprintf(stderr, "multi_axis_cold: no case named %s\n", only.c_str());
     return 1;
   }
-  for (Case& c : cases) c.run();  // code, pages and MPFR's caches warm
-  std::mt19937 rng(7);
-  std::vector<size_t> order(cases.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  for (int r = 0; r < rounds; ++r) {
-    std::shuffle(order.begin(), order.end(), rng);
-    for (size_t k : order) {
-      const double t0 = ThreadCpuNs();
-      cases[k].run();
-      const double ns = ThreadCpuNs() - t0;
-      cases[k].values_per_s.push_back(cases[k].values / (ns * 1e-9));
-    }
-  }
+  bench::RunInterleavedRounds(cases, rounds, [](Case& c, double ns) {
+    c.values_per_s.push_back(c.values / (ns * 1e-9));
+  });
 
   std::printf("%d rounds (each case once a round, in a new random order):\n",
               rounds);

@@ -51,6 +51,19 @@ v1::Layout LayoutToProto(Layout layout) {
   return v1::LAYOUT_UNSPECIFIED;
 }
 
+// The dtype and layout of a TableSpec or an EncodingSpec (the same two
+// fields in both messages and both core specs).
+template <typename Proto, typename Spec>
+absl::Status DTypeAndLayoutFromProto(const Proto& proto, Spec* spec) {
+  absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
+  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<Layout> layout = LayoutFromProto(proto.layout());
+  if (!layout.ok()) return layout.status();
+  spec->dtype = *dtype;
+  spec->layout = *layout;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype) {
@@ -96,12 +109,9 @@ absl::StatusOr<TableSpec> SpecFromProto(const v1::TableSpec& proto) {
   spec.d = proto.d();
   spec.base = proto.base() == 0 ? kDefaultBase : proto.base();
   spec.max_len = proto.max_len();
-  absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
-  if (!dtype.ok()) return dtype.status();
-  spec.dtype = *dtype;
-  absl::StatusOr<Layout> layout = LayoutFromProto(proto.layout());
-  if (!layout.ok()) return layout.status();
-  spec.layout = *layout;
+  if (absl::Status s = DTypeAndLayoutFromProto(proto, &spec); !s.ok()) {
+    return s;
+  }
   switch (proto.frequency()) {
     case v1::FREQUENCY_UNSPECIFIED:
     case v1::FREQUENCY_PAPER:
@@ -314,12 +324,9 @@ absl::StatusOr<EncodingSpec> EncodingSpecFromProto(
     const v1::EncodingSpec& proto) {
   EncodingSpec spec;
   spec.dim = proto.dim();
-  absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
-  if (!dtype.ok()) return dtype.status();
-  spec.dtype = *dtype;
-  absl::StatusOr<Layout> layout = LayoutFromProto(proto.layout());
-  if (!layout.ok()) return layout.status();
-  spec.layout = *layout;
+  if (absl::Status s = DTypeAndLayoutFromProto(proto, &spec); !s.ok()) {
+    return s;
+  }
   switch (proto.frequency()) {
     case v1::FREQUENCY_SCHEME_UNSPECIFIED:
     case v1::FREQUENCY_SCHEME_EXPONENTIAL:

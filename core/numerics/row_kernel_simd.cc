@@ -173,9 +173,36 @@ HWY_INLINE void StoreColumns(DF df, VF s, VF c, Layout layout, float* row,
   }
 }
 
+// Columns [i, i + Lanes(d)) of a row from an anchor (angle addition): the
+// double values ys, yc of sin and cos and the slack es, ec their rounding
+// test allows. kAnchorRow: the row is the anchor itself (y = s0, c0,
+// relative slack `rel`); otherwise y = s0*cj + c0*sj, c0*cj - s0*sj and the
+// absolute slack `abs_slack`. The float32 and 16-bit kernels share it.
+template <bool kAnchorRow, class D>
+HWY_INLINE void AnchorColumns(D d, const double* s0, const double* c0,
+                              const double* sj, const double* cj, uint32_t i,
+                              hn::Vec<D> rel, hn::Vec<D> abs_slack,
+                              hn::Vec<D>& ys, hn::Vec<D>& yc, hn::Vec<D>& es,
+                              hn::Vec<D>& ec) {
+  const auto S = hn::LoadU(d, s0 + i);
+  const auto C = hn::LoadU(d, c0 + i);
+  if (kAnchorRow) {
+    ys = S;
+    yc = C;
+    es = hn::Mul(hn::Abs(ys), rel);
+    ec = hn::Mul(hn::Abs(yc), rel);
+  } else {
+    const auto G = hn::LoadU(d, cj + i);
+    const auto Sg = hn::LoadU(d, sj + i);
+    ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
+    yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
+    es = abs_slack;
+    ec = abs_slack;
+  }
+}
+
 // Rows from an anchor (angle addition), see core/numerics/row_kernel_simd.h.
-// kAnchorRow: the row is the anchor itself (y = s0, c0, relative slack);
-// otherwise y = s0*cj + c0*sj, c0*cj - s0*sj and absolute slack.
+// kAnchorRow as in AnchorColumns.
 template <bool kAnchorRow, bool kStream>
 HWY_INLINE void Float32RowFromAnchorT(const double* s0, const double* c0,
                                       const double* sj, const double* cj,
@@ -192,22 +219,9 @@ HWY_INLINE void Float32RowFromAnchorT(const double* s0, const double* c0,
   const auto rel = hn::Set(d, kFastCheckSlack);
   const auto abs_slack = hn::Set(d, kAngleAddCheckSlack * slack_scale);
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
-    const auto S = hn::LoadU(d, s0 + i);
-    const auto C = hn::LoadU(d, c0 + i);
     hn::Vec<decltype(d)> ys, yc, es, ec;
-    if (kAnchorRow) {
-      ys = S;
-      yc = C;
-      es = hn::Mul(hn::Abs(ys), rel);
-      ec = hn::Mul(hn::Abs(yc), rel);
-    } else {
-      const auto G = hn::LoadU(d, cj + i);
-      const auto Sg = hn::LoadU(d, sj + i);
-      ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
-      yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
-      es = abs_slack;
-      ec = abs_slack;
-    }
+    AnchorColumns<kAnchorRow>(d, s0, c0, sj, cj, i, rel, abs_slack, ys, yc, es,
+                              ec);
     const auto s_lo = hn::DemoteTo(df, hn::Sub(ys, es));
     const auto s_hi = hn::DemoteTo(df, hn::Add(ys, es));
     const auto c_lo = hn::DemoteTo(df, hn::Sub(yc, ec));
@@ -438,22 +452,9 @@ HWY_INLINE void Half16RowFromAnchorT(const double* s0, const double* c0,
   const auto rel = hn::Set(d, kFastCheckSlack);
   const auto abs_slack = hn::Set(d, kAngleAddCheckSlack * slack_scale);
   for (uint32_t i = 0; i < columns; i += static_cast<uint32_t>(n)) {
-    const auto S = hn::LoadU(d, s0 + i);
-    const auto C = hn::LoadU(d, c0 + i);
     hn::Vec<decltype(d)> ys, yc, es, ec;
-    if (kAnchorRow) {
-      ys = S;
-      yc = C;
-      es = hn::Mul(hn::Abs(ys), rel);
-      ec = hn::Mul(hn::Abs(yc), rel);
-    } else {
-      const auto G = hn::LoadU(d, cj + i);
-      const auto Sg = hn::LoadU(d, sj + i);
-      ys = hn::MulAdd(S, G, hn::Mul(C, Sg));  // fl(S*G + fl(C*Sg))
-      yc = hn::MulSub(C, G, hn::Mul(S, Sg));  // fl(C*G - fl(S*Sg))
-      es = abs_slack;
-      ec = abs_slack;
-    }
+    AnchorColumns<kAnchorRow>(d, s0, c0, sj, cj, i, rel, abs_slack, ys, yc, es,
+                              ec);
     RoundStoreHalf16Columns<F>(d, ys, es, yc, ec, hn::FirstN(d, 0), layout,
                                columns, i, row, sin_base, cos_base, slow, ctx);
   }
