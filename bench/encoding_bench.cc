@@ -350,12 +350,7 @@ void BM_MultiAxisFluxGrid(benchmark::State& state) {
 // (p, p, p), a 32 x 32 image (1024, 1024 + h, 1024 + w), 1024 more text
 // tokens from 1056; the plan built inside.
 void BM_MultiAxisQwen2VlBatch(benchmark::State& state) {
-  EncodingSpec spec;
-  spec.dim = 128;
-  spec.max_period = 1000000;
-  spec.mrope_section = {16, 24, 24};
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotateHalf;
+  const EncodingSpec spec = bench::Qwen2VlSpec();
   const std::vector<double> ids = bench::Qwen2VlBatchIds();
   const size_t points = ids.size() / 3;
   std::vector<std::byte> out(points * spec.row_bytes());

@@ -105,19 +105,8 @@ PositionGrid FluxGrid() {
 // Cases per dtype: plain, FLUX, Qwen2-VL, Qwen3-VL.
 constexpr size_t kKinds = 4;
 
-EncodingSpec QwenSpec(DType dtype) {
-  EncodingSpec spec;
-  spec.dim = 128;
-  spec.max_period = 1000000;
-  spec.mrope_section = {16, 24, 24};
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotateHalf;
-  spec.dtype = dtype;
-  return spec;
-}
-
 EncodingSpec Qwen3Spec(DType dtype) {
-  EncodingSpec spec = QwenSpec(dtype);
+  EncodingSpec spec = bench::Qwen2VlSpec(dtype);
   spec.mrope_section = {24, 20, 20};
   spec.mrope_interleaved = true;
   return spec;
@@ -154,9 +143,10 @@ int Run() {
   // One output buffer, large enough for every case, touched before timing.
   size_t bytes = 0;
   for (DType dtype : kDTypes) {
-    bytes = std::max({bytes, PlainSpec(dtype).table_bytes(),
-                      size_t{4096} * FluxSpec(dtype).row_bytes(),
-                      qwen_ids.size() / 3 * QwenSpec(dtype).row_bytes()});
+    bytes =
+        std::max({bytes, PlainSpec(dtype).table_bytes(),
+                  size_t{4096} * FluxSpec(dtype).row_bytes(),
+                  qwen_ids.size() / 3 * bench::Qwen2VlSpec(dtype).row_bytes()});
   }
   std::vector<std::byte> out(bytes, std::byte{1});
 
@@ -177,7 +167,7 @@ int Run() {
                          if (!plan.ok()) std::abort();
                          plan->ComputeGridRows(flux_grid, out.data());
                        });
-    const EncodingSpec qwen = QwenSpec(dtype);
+    const EncodingSpec qwen = bench::Qwen2VlSpec(dtype);
     cases.emplace_back(absl::StrCat("Qwen2-VL batch ", DTypeName(dtype)),
                        double(qwen_ids.size() / 3) * 2 * qwen.pairs(),
                        [qwen, &qwen_ids, &out] {
