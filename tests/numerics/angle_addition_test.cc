@@ -32,10 +32,8 @@ using testing::ReportChecked;
 using testing::ReportComparedNotMpfr;
 
 constexpr uint32_t kMaxPos = 1u << 24;
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
-constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                               Layout::kConcatCosSin};
+using ::posenc::testing::kDTypes;
+constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 
 TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
                    Frequency frequency) {

@@ -30,10 +30,8 @@ using testing::CheckStats;
 using testing::ReferenceFamily;
 using testing::ReportChecked;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
-constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                               Layout::kConcatCosSin};
+using ::posenc::testing::kDTypes;
+constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 constexpr Frequency kFrequencies[] = {Frequency::kPaper, Frequency::kT2T};
 
 TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,

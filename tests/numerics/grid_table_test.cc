@@ -31,8 +31,7 @@ using ::posenc::testing::CheckStats;
 using ::posenc::testing::GridElementBits;
 using ::posenc::testing::LibraryTable;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
+using ::posenc::testing::kDTypes;
 
 GridSpecAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
                   uint32_t denominator = 1, uint32_t first_index = 0) {

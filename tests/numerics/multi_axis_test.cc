@@ -27,8 +27,7 @@ using ::posenc::testing::CheckStats;
 using ::posenc::testing::MultiAxisReferenceRow;
 using ::posenc::testing::RealElementBits;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
+using ::posenc::testing::kDTypes;
 constexpr Layout kLayouts[] = {
     Layout::kInterleaved, Layout::kConcatSinCos,     Layout::kConcatCosSin,
     Layout::kRotateHalf,  Layout::kInterleavedPairs, Layout::kRotationMatrix};

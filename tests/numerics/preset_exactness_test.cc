@@ -36,8 +36,7 @@ using ::posenc::testing::NerfEncodingRow;
 using ::posenc::testing::RealElementBits;
 using Arguments = std::map<std::string, std::string>;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
+using ::posenc::testing::kDTypes;
 
 EncodingSpec Resolve(const std::string& name, Arguments args, DType dtype) {
   absl::StatusOr<PresetArguments> parsed =

@@ -26,10 +26,8 @@ using ::posenc::testing::RealColumnOf;
 using ::posenc::testing::RealElementBits;
 using ::posenc::testing::RealReferenceBits;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
-constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                               Layout::kConcatCosSin};
+using ::posenc::testing::kDTypes;
+constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 
 RealEncodingPlan MakePlan(const EncodingSpec& spec) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
