@@ -16,12 +16,15 @@
 namespace posenc {
 namespace {
 
-// The core names a limit by its SpecLimits field ("(limit max_d)"); the
-// server's callers set it as a flag, so its answers name the flag.
+// The core names a limit in its own terms ("(limit max_d)", a SpecLimits
+// field; "(limit max_points)", a parameter); the server's callers set it as
+// a flag, so its answers name the flag.
 absl::Status WithFlagNames(absl::Status status) {
   if (status.ok()) return status;
   std::string message(status.message());
-  if (absl::StrReplaceAll({{"(limit max_d)", "(--max_d)"}}, &message) == 0) {
+  if (absl::StrReplaceAll({{"(limit max_d)", "(--max_d)"},
+                           {"(limit max_points)", "(--max_rows_per_request)"}},
+                          &message) == 0) {
     return status;
   }
   return absl::Status(status.code(), message);
@@ -161,7 +164,7 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
     points = CountPoints(request.positions_size(), spec->coordinates,
                          limits.max_rows_per_request);
   }
-  if (!points.ok()) return points.status();
+  if (!points.ok()) return WithFlagNames(points.status());
   plan.spec = *spec;
   plan.points = *points;
   if (absl::Status s =

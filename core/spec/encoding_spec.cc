@@ -193,7 +193,7 @@ absl::StatusOr<uint32_t> CountPoints(size_t values, uint32_t coordinates,
   if (points > max_points) {
     return Invalid(absl::StrCat("positions: ", points,
                                 " points exceed the limit of ", max_points,
-                                " per request (--max_rows_per_request)"));
+                                " per request (limit max_points)"));
   }
   return static_cast<uint32_t>(points);
 }

@@ -21,7 +21,7 @@ absl::StatusOr<uint32_t> CountGridPoints(const PositionGrid& grid,
       return absl::InvalidArgumentError(
           absl::StrCat("grid: the counts up to grid.axes[", c, "] give ",
                        points, " points, over the limit of ", max_points,
-                       " per request (--max_rows_per_request)"));
+                       " per request (limit max_points)"));
     }
   }
   return static_cast<uint32_t>(points);
