@@ -59,9 +59,9 @@
 #include "bench/rope_schemes.h"
 #include "bench/server_process.h"
 #include "client/posenc_client.h"
-#include "core/encoding_plan.h"
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "core/plan/encoding_plan.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 
 ABSL_FLAG(std::string, server, "", "posenc_server binary (required)");
 ABSL_FLAG(std::string, server_flags, "",

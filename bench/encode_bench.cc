@@ -5,8 +5,8 @@
 // timestep_embedding (LAYOUT_CONCAT_COS_SIN, scale 1000), the batch of
 // bench/ghz/encode_timesteps.json. No value of Encode is cached, so every
 // call computes its rows; the server keeps the plans of its last specs
-// (core/real_encoding_plan_cache.h: the 160 exact frequencies, MPFR), so a
-// repeated spec skips the plan and a new one pays for it.
+// (core/cache/real_encoding_plan_cache.h: the 160 exact frequencies, MPFR), so
+// a repeated spec skips the plan and a new one pays for it.
 //
 //   1. core CPU per call, float32: RealEncodingPlan::Create + ComputeRows on
 //      this thread (CLOCK_THREAD_CPUTIME_ID), --rounds samples; target
@@ -78,7 +78,6 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,11 +91,11 @@
 #include "bench/server_process.h"
 #include "bench/sincos_floor.h"
 #include "client/posenc_client.h"
-#include "core/encoding_plan.h"
-#include "core/real_encoding_plan.h"
-#include "core/real_encoding_spec.h"
-#include "core/real_frequencies.h"
-#include "core/table_spec.h"
+#include "core/plan/encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/real_frequencies.h"
+#include "core/spec/table_spec.h"
 #include "floor.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "",
@@ -134,8 +133,8 @@ constexpr double kMinNoise = 0.05;  // as bench/encoding_bench
 const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                          DType::kBFloat16};
 
-RealEncodingSpec FluxSpec(DType dtype) {
-  RealEncodingSpec spec;
+EncodingSpec FluxSpec(DType dtype) {
+  EncodingSpec spec;
   spec.dim = kDim;
   spec.layout = Layout::kConcatCosSin;
   spec.scale = 1000;
@@ -296,21 +295,10 @@ std::vector<double> RunCore(int rounds, double target_us, double target_ratio) {
                            ts.data(), ts.size(), freqs.data(), half,
                            reinterpret_cast<float*>(out.data()));
                      });
-  // Each case once before timing (pages of `out`, code, MPFR's caches).
-  for (Case& c : cases) c.run();
-  std::mt19937 rng(7);
-  std::vector<size_t> order(cases.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  for (int r = 0; r < rounds; ++r) {
-    std::shuffle(order.begin(), order.end(), rng);
-    for (size_t k : order) {
-      const double t0 = ThreadCpuNs();
-      cases[k].run();
-      const double ns = ThreadCpuNs() - t0;
-      cases[k].us.push_back(ns / 1e3);
-      cases[k].values_per_s.push_back(kValues / (ns * 1e-9));
-    }
-  }
+  bench::RunInterleavedRounds(cases, rounds, [](Case& c, double ns) {
+    c.us.push_back(ns / 1e3);
+    c.values_per_s.push_back(kValues / (ns * 1e-9));
+  });
 
   std::printf(
       "core, one thread, thread CPU time, %d rounds (each case once a round, "
@@ -376,7 +364,7 @@ int RunServer(const std::string& binary, int batches, int batch_calls,
   options.timeout = absl::Seconds(30);
   PosencClient client(options);
   const std::vector<double> ts = Timesteps();
-  const RealEncodingSpec spec = FluxSpec(DType::kFloat32);
+  const EncodingSpec spec = FluxSpec(DType::kFloat32);
   for (int k = 0; k < 10; ++k) {  // connection up, first-call costs paid
     absl::StatusOr<Tensor> got = client.Encode(spec, ts);
     if (!got.ok()) {

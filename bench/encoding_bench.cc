@@ -42,10 +42,10 @@
 
 #include "bench/median_ci.h"
 #include "bench/multi_axis_batch.h"
-#include "core/encoding.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_plan.h"
-#include "core/row_kernel_simd.h"
+#include "core/numerics/row_kernel_simd.h"
+#include "core/plan/encoding.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/position_grid.h"
 #include "hwy/targets.h"
 
 namespace posenc {
@@ -266,7 +266,7 @@ constexpr uint32_t kGridD = 768;
 
 TableSpec GridBenchSpec(DType dtype, bool rational) {
   auto grid = std::make_shared<GridSpec>();
-  GridAxis axis;
+  GridSpecAxis axis;
   axis.size = kGridSide;
   axis.channels = kGridD / 2;
   if (rational) {
@@ -327,11 +327,11 @@ void BM_Memset(benchmark::State& state) {
 // latent: ids (0, row, col) as a grid (RealEncodingPlan::ComputeGridRows),
 // the plan built inside (every Encode call is cold).
 void BM_MultiAxisFluxGrid(benchmark::State& state) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.axes_dim = {16, 56, 56};
   spec.coordinates = 3;
   spec.layout = Layout::kRotationMatrix;
-  PointGrid grid;
+  PositionGrid grid;
   grid.start = {0, 0, 0};
   grid.count = {1, 64, 64};
   std::vector<std::byte> out(4096 * spec.row_bytes());
@@ -350,12 +350,7 @@ void BM_MultiAxisFluxGrid(benchmark::State& state) {
 // (p, p, p), a 32 x 32 image (1024, 1024 + h, 1024 + w), 1024 more text
 // tokens from 1056; the plan built inside.
 void BM_MultiAxisQwen2VlBatch(benchmark::State& state) {
-  RealEncodingSpec spec;
-  spec.dim = 128;
-  spec.max_period = 1000000;
-  spec.mrope_section = {16, 24, 24};
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotateHalf;
+  const EncodingSpec spec = bench::Qwen2VlSpec();
   const std::vector<double> ids = bench::Qwen2VlBatchIds();
   const size_t points = ids.size() / 3;
   std::vector<std::byte> out(points * spec.row_bytes());

@@ -44,7 +44,6 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,11 +54,11 @@
 #include "bench/median_ci.h"
 #include "bench/multi_axis_batch.h"
 #include "bench/run_conditions.h"
-#include "core/encoding_plan.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_plan.h"
-#include "core/real_encoding_spec.h"
-#include "core/table_spec.h"
+#include "core/plan/encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/position_grid.h"
+#include "core/spec/table_spec.h"
 
 ABSL_FLAG(int, rounds, 51, "samples of each case");
 ABSL_FLAG(std::string, only, "",
@@ -87,8 +86,8 @@ TableSpec PlainSpec(DType dtype) {
   return spec;
 }
 
-RealEncodingSpec FluxSpec(DType dtype) {
-  RealEncodingSpec spec;
+EncodingSpec FluxSpec(DType dtype) {
+  EncodingSpec spec;
   spec.axes_dim = {16, 56, 56};
   spec.coordinates = 3;
   spec.layout = Layout::kRotationMatrix;
@@ -96,8 +95,8 @@ RealEncodingSpec FluxSpec(DType dtype) {
   return spec;
 }
 
-PointGrid FluxGrid() {
-  PointGrid grid;
+PositionGrid FluxGrid() {
+  PositionGrid grid;
   grid.start = {0, 0, 0};
   grid.count = {1, 64, 64};
   return grid;
@@ -106,19 +105,8 @@ PointGrid FluxGrid() {
 // Cases per dtype: plain, FLUX, Qwen2-VL, Qwen3-VL.
 constexpr size_t kKinds = 4;
 
-RealEncodingSpec QwenSpec(DType dtype) {
-  RealEncodingSpec spec;
-  spec.dim = 128;
-  spec.max_period = 1000000;
-  spec.mrope_section = {16, 24, 24};
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotateHalf;
-  spec.dtype = dtype;
-  return spec;
-}
-
-RealEncodingSpec Qwen3Spec(DType dtype) {
-  RealEncodingSpec spec = QwenSpec(dtype);
+EncodingSpec Qwen3Spec(DType dtype) {
+  EncodingSpec spec = bench::Qwen2VlSpec(dtype);
   spec.mrope_section = {24, 20, 20};
   spec.mrope_interleaved = true;
   return spec;
@@ -151,13 +139,14 @@ int Run() {
       "%s\n\n",
       LoadAverage().c_str());
   const std::vector<double> qwen_ids = bench::Qwen2VlBatchIds();
-  const PointGrid flux_grid = FluxGrid();
+  const PositionGrid flux_grid = FluxGrid();
   // One output buffer, large enough for every case, touched before timing.
   size_t bytes = 0;
   for (DType dtype : kDTypes) {
-    bytes = std::max({bytes, PlainSpec(dtype).table_bytes(),
-                      size_t{4096} * FluxSpec(dtype).row_bytes(),
-                      qwen_ids.size() / 3 * QwenSpec(dtype).row_bytes()});
+    bytes =
+        std::max({bytes, PlainSpec(dtype).table_bytes(),
+                  size_t{4096} * FluxSpec(dtype).row_bytes(),
+                  qwen_ids.size() / 3 * bench::Qwen2VlSpec(dtype).row_bytes()});
   }
   std::vector<std::byte> out(bytes, std::byte{1});
 
@@ -170,7 +159,7 @@ int Run() {
                          const EncodingPlan plan(plain);
                          plan.ComputeRows(0, plain.max_len, out.data());
                        });
-    const RealEncodingSpec flux = FluxSpec(dtype);
+    const EncodingSpec flux = FluxSpec(dtype);
     cases.emplace_back(absl::StrCat("FLUX 64x64 ids ", DTypeName(dtype)),
                        4096.0 * 2 * flux.pairs(), [flux, &flux_grid, &out] {
                          absl::StatusOr<RealEncodingPlan> plan =
@@ -178,7 +167,7 @@ int Run() {
                          if (!plan.ok()) std::abort();
                          plan->ComputeGridRows(flux_grid, out.data());
                        });
-    const RealEncodingSpec qwen = QwenSpec(dtype);
+    const EncodingSpec qwen = bench::Qwen2VlSpec(dtype);
     cases.emplace_back(absl::StrCat("Qwen2-VL batch ", DTypeName(dtype)),
                        double(qwen_ids.size() / 3) * 2 * qwen.pairs(),
                        [qwen, &qwen_ids, &out] {
@@ -187,7 +176,7 @@ int Run() {
                          if (!plan.ok()) std::abort();
                          plan->ComputeRows(qwen_ids, out.data());
                        });
-    const RealEncodingSpec qwen3 = Qwen3Spec(dtype);
+    const EncodingSpec qwen3 = Qwen3Spec(dtype);
     cases.emplace_back(absl::StrCat("Qwen3-VL batch ", DTypeName(dtype)),
                        double(qwen_ids.size() / 3) * 2 * qwen3.pairs(),
                        [qwen3, &qwen_ids, &out] {
@@ -212,19 +201,9 @@ int Run() {
     std::fprintf(stderr, "multi_axis_cold: no case named %s\n", only.c_str());
     return 1;
   }
-  for (Case& c : cases) c.run();  // code, pages and MPFR's caches warm
-  std::mt19937 rng(7);
-  std::vector<size_t> order(cases.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  for (int r = 0; r < rounds; ++r) {
-    std::shuffle(order.begin(), order.end(), rng);
-    for (size_t k : order) {
-      const double t0 = ThreadCpuNs();
-      cases[k].run();
-      const double ns = ThreadCpuNs() - t0;
-      cases[k].values_per_s.push_back(cases[k].values / (ns * 1e-9));
-    }
-  }
+  bench::RunInterleavedRounds(cases, rounds, [](Case& c, double ns) {
+    c.values_per_s.push_back(c.values / (ns * 1e-9));
+  });
 
   std::printf("%d rounds (each case once a round, in a new random order):\n",
               rounds);

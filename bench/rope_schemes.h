@@ -9,8 +9,8 @@
 #include <memory>
 #include <utility>
 
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc {
 namespace bench_schemes {

@@ -71,7 +71,7 @@
 #include "bench/run_conditions.h"
 #include "bench/server_process.h"
 #include "client/posenc_client.h"
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 #include "posenc/v1/posenc.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "build/server/posenc_server",

@@ -1,5 +1,5 @@
 // Highway dynamic dispatch: this file is compiled once per target (as
-// core/row_kernel_simd.cc).
+// core/numerics/row_kernel_simd.cc).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/sincos_floor.cc"
 #include <cmath>

@@ -1,7 +1,8 @@
 // The sin/cos floor of Encode (bench/encode_bench): the cheapest per-value
 // double-precision sin and cos of a fresh angle, vectorised with Highway's
 // hwy::Sin and hwy::Cos (hwy/contrib/math, about 1-3 ulp in double; the
-// dispatched target is the widest the CPU has, as core/row_kernel_simd).
+// dispatched target is the widest the CPU has, as
+// core/numerics/row_kernel_simd).
 //
 // It is NOT exact: the double results are merely cast to float32 (the
 // rounding is not decided). It is what any exact Encode must pay at least

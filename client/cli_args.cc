@@ -156,8 +156,8 @@ absl::StatusOr<std::vector<double>> CliArgs::GetDoubleList(
   return out;
 }
 
-absl::StatusOr<PointGrid> CliArgs::GetGrid(const std::string& name) const {
-  PointGrid grid;
+absl::StatusOr<PositionGrid> CliArgs::GetGrid(const std::string& name) const {
+  PositionGrid grid;
   for (absl::string_view part :
        absl::StrSplit(GetString(name, ""), ',', absl::SkipWhitespace())) {
     const std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
@@ -181,8 +181,8 @@ absl::StatusOr<PointGrid> CliArgs::GetGrid(const std::string& name) const {
   return grid;
 }
 
-absl::StatusOr<RealEncodingSpec> CliArgs::GetEncodingSpec() const {
-  RealEncodingSpec spec;
+absl::StatusOr<EncodingSpec> CliArgs::GetEncodingSpec() const {
+  EncodingSpec spec;
   const std::string frequency = GetString("frequency", "exponential");
   std::vector<const char*> other_scheme;
   if (frequency == "exponential") {
@@ -318,7 +318,7 @@ absl::StatusOr<TableSpec> CliArgs::GetGridSpec() const {
           "--grid must be sizes in row order like 14x14 or 13x30x45, got '",
           sizes, "'"));
     }
-    GridAxis axis;
+    GridSpecAxis axis;
     axis.size = v;
     grid->axes.push_back(axis);
   }
@@ -336,7 +336,7 @@ absl::StatusOr<TableSpec> CliArgs::GetGridSpec() const {
       }
     }
   } else if (*d != 0 && *d % n == 0) {
-    for (GridAxis& axis : grid->axes) axis.channels = *d / n;
+    for (GridSpecAxis& axis : grid->axes) axis.channels = *d / n;
   } else {
     return absl::InvalidArgumentError(
         "--grid needs --grid-channels, or --d split evenly over the axes");
@@ -347,7 +347,7 @@ absl::StatusOr<TableSpec> CliArgs::GetGridSpec() const {
     if (!steps.ok()) return steps.status();
     for (size_t a = 0; a < n; ++a) {
       std::vector<std::string> pq = absl::StrSplit((*steps)[a], '/');
-      GridAxis& axis = grid->axes[a];
+      GridSpecAxis& axis = grid->axes[a];
       if (pq.empty() || pq.size() > 2 ||
           !absl::SimpleAtoi(pq[0], &axis.numerator) ||
           (pq.size() == 2 && !absl::SimpleAtoi(pq[1], &axis.denominator))) {

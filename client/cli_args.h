@@ -13,9 +13,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_spec.h"
-#include "core/table_spec.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/position_grid.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc {
 
@@ -78,11 +78,11 @@ class CliArgs {
   // interleaved_pairs and rotation_matrix, --coordinates defaulting to the
   // axes. An option of the other scheme is an error naming it; the values
   // themselves are the server's to check.
-  absl::StatusOr<RealEncodingSpec> GetEncodingSpec() const;
+  absl::StatusOr<EncodingSpec> GetEncodingSpec() const;
   // `--grid S:N,S,...`: one start:count (start alone: count 1) per
   // coordinate, start an int32, count a uint32 (0 is 1, as the proto).
   // INVALID_ARGUMENT naming the option when an entry does not parse.
-  absl::StatusOr<PointGrid> GetGrid(const std::string& name) const;
+  absl::StatusOr<PositionGrid> GetGrid(const std::string& name) const;
 
  private:
   absl::StatusOr<TableSpec> GetHfConfigSpec() const;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "core/shortest_double.h"
+#include "core/numerics/shortest_double.h"
 
 namespace posenc {
 namespace {

@@ -41,7 +41,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/table_spec.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc {
 

@@ -364,7 +364,7 @@ bool WantsPreset(const CliArgs& args) {
 // config.json from --diffusers-config, or --hf-config for encode),
 // resolved by the server's ResolvePreset. Usage errors come back as
 // INVALID_ARGUMENT with `*usage` set.
-absl::StatusOr<std::variant<TableSpec, RealEncodingSpec>> ResolvePresetSpec(
+absl::StatusOr<std::variant<TableSpec, EncodingSpec>> ResolvePresetSpec(
     PosencClient& client, const CliArgs& args, bool* usage) {
   *usage = true;
   for (const std::string& option : kSpecDefining) {
@@ -406,18 +406,18 @@ absl::StatusOr<std::variant<TableSpec, RealEncodingSpec>> ResolvePresetSpec(
 // `encode`: one Encode call, its [points, width] rows written as the table
 // commands write theirs. Options are checked before the call (exit 2).
 int Encode(PosencClient& client, const CliArgs& args) {
-  absl::StatusOr<RealEncodingSpec> spec = args.GetEncodingSpec();
+  absl::StatusOr<EncodingSpec> spec = args.GetEncodingSpec();
   if (WantsPreset(args)) {
     bool usage = false;
     auto resolved = ResolvePresetSpec(client, args, &usage);
     if (!resolved.ok()) {
       return usage ? Usage(resolved.status()) : Fail(resolved.status());
     }
-    if (!std::holds_alternative<RealEncodingSpec>(*resolved)) {
+    if (!std::holds_alternative<EncodingSpec>(*resolved)) {
       return Usage(absl::InvalidArgumentError(
           "that preset is a table: use table, rows or gather"));
     }
-    spec = std::get<RealEncodingSpec>(*resolved);
+    spec = std::get<EncodingSpec>(*resolved);
   }
   if (!spec.ok()) return Usage(spec.status());
   absl::StatusOr<Tensor> rows;
@@ -426,7 +426,7 @@ int Encode(PosencClient& client, const CliArgs& args) {
       return Usage(absl::InvalidArgumentError(
           "--positions and --grid: give the points one way"));
     }
-    absl::StatusOr<PointGrid> grid = args.GetGrid("grid");
+    absl::StatusOr<PositionGrid> grid = args.GetGrid("grid");
     if (!grid.ok()) return Usage(grid.status());
     rows = client.EncodeGrid(*spec, *grid);
   } else {

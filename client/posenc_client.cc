@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/grpc_status.h"
-#include "common/proto_conversion.h"
-#include "common/routing_key.h"
+#include "convert/grpc_status.h"
+#include "convert/proto_conversion.h"
+#include "convert/routing_key.h"
 
 namespace posenc {
 namespace {
@@ -209,7 +209,7 @@ absl::StatusOr<Tensor> PosencClient::GetRows(
 }
 
 absl::StatusOr<Tensor> PosencClient::Encode(
-    const RealEncodingSpec& spec, absl::Span<const double> positions) {
+    const EncodingSpec& spec, absl::Span<const double> positions) {
   v1::EncodeRequest request;
   *request.mutable_spec() = EncodingSpecToProto(spec);
   request.mutable_positions()->Add(positions.begin(), positions.end());
@@ -221,8 +221,8 @@ absl::StatusOr<Tensor> PosencClient::Encode(
   return TakeTensor(response.mutable_embeddings());
 }
 
-absl::StatusOr<Tensor> PosencClient::EncodeGrid(const RealEncodingSpec& spec,
-                                                const PointGrid& grid) {
+absl::StatusOr<Tensor> PosencClient::EncodeGrid(const EncodingSpec& spec,
+                                                const PositionGrid& grid) {
   v1::EncodeRequest request;
   *request.mutable_spec() = EncodingSpecToProto(spec);
   for (size_t c = 0; c < grid.start.size(); ++c) {
@@ -270,7 +270,7 @@ absl::StatusOr<PosencClient::Preset> PosencClient::ResolvePreset(
     if (!spec.ok()) return spec.status();
     out.spec = *std::move(spec);
   } else {
-    absl::StatusOr<RealEncodingSpec> spec =
+    absl::StatusOr<EncodingSpec> spec =
         EncodingSpecFromProto(response.encoding());
     if (!spec.ok()) return spec.status();
     out.spec = *std::move(spec);

@@ -4,7 +4,17 @@
 // little-endian bytes plus shape) and maps every gRPC status to an
 // absl::Status with the same code and message. Each call gets the
 // configured deadline, and every table call carries the `x-posenc-table`
-// routing key (common/routing_key.h) for consistent-hash proxies.
+// routing key (convert/routing_key.h) for consistent-hash proxies.
+//
+//   posenc::PosencClient::Options options;
+//   options.target = "127.0.0.1:50051";
+//   posenc::PosencClient client(options);
+//   posenc::TableSpec spec;              // core/spec/table_spec.h
+//   spec.d = 512;
+//   spec.max_len = 2048;
+//   absl::StatusOr<posenc::Tensor> table = client.GetTable(spec);
+//   if (!table.ok()) return table.status();  // the server's code + message
+//   absl::Span<const float> values = table->values<float>();  // 2048 x 512
 //
 // Thread-safe: one client (one channel) can serve many threads; reuse it.
 #ifndef POSENC_CLIENT_POSENC_CLIENT_H_
@@ -29,9 +39,9 @@
 #include "absl/types/span.h"
 #include "client/mapping_cache.h"
 #include "client/tensor.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_spec.h"
-#include "core/table_spec.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/position_grid.h"
+#include "core/spec/table_spec.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "posenc/v1/posenc.grpc.pb.h"
 
@@ -64,7 +74,7 @@ class PosencClient {
     std::string lb_policy;
     // Wait for a ready connection instead of failing fast when none is up.
     bool wait_for_ready = false;
-    // Send the `x-posenc-table` routing key (common/routing_key.h) with
+    // Send the `x-posenc-table` routing key (convert/routing_key.h) with
     // every table call, so a proxy can route each table family to one
     // replica. Off only to test a proxy's fallback for clients without it.
     bool send_routing_key = true;
@@ -113,14 +123,14 @@ class PosencClient {
 
   // Rows of real-valued points (timesteps, coordinates): positions holds
   // spec.coordinates values per point; one [points, width] tensor.
-  absl::StatusOr<Tensor> Encode(const RealEncodingSpec& spec,
+  absl::StatusOr<Tensor> Encode(const EncodingSpec& spec,
                                 absl::Span<const double> positions);
 
   // Rows of the points of an integer grid (EncodeRequest.grid: one axis
   // per coordinate, row-major, the last axis fastest; count 0 or 1 holds
   // the coordinate at start), e.g. a FLUX image's (0, row, col) ids.
-  absl::StatusOr<Tensor> EncodeGrid(const RealEncodingSpec& spec,
-                                    const PointGrid& grid);
+  absl::StatusOr<Tensor> EncodeGrid(const EncodingSpec& spec,
+                                    const PositionGrid& grid);
 
   absl::StatusOr<v1::GetStatsResponse> GetStats();
 
@@ -128,7 +138,7 @@ class PosencClient {
   // ("diffusers.get_timestep_embedding", {{"embedding_dim", "320"}}),
   // optionally with a model's config.json text, resolved by the server.
   struct Preset {
-    std::variant<TableSpec, RealEncodingSpec> spec;
+    std::variant<TableSpec, EncodingSpec> spec;
     std::string name;        // the preset resolved
     std::string reproduces;  // library, version, function
   };
@@ -145,7 +155,7 @@ class PosencClient {
 
  private:
   // Sets the deadline and, for a table call (`spec` set), the routing key
-  // metadata (common/routing_key.h).
+  // metadata (convert/routing_key.h).
   void Prepare(grpc::ClientContext* context,
                const v1::TableSpec* spec = nullptr) const;
   template <typename Response>

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 
 namespace posenc {
 

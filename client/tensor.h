@@ -14,7 +14,7 @@
 #include "absl/types/span.h"
 #include "client/mapping_cache.h"
 #include "client/shared_mapping.h"
-#include "core/table_spec.h"
+#include "core/spec/table_spec.h"
 #include "posenc/v1/posenc.pb.h"
 
 namespace posenc {

@@ -30,5 +30,5 @@ endif()
 add_library(posenc_service_harness STATIC
   ${PROJECT_SOURCE_DIR}/fuzz/service_harness.cc)
 target_link_libraries(posenc_service_harness
-  PUBLIC posenc_server_lib posenc_rpc_common posenc_mpfr_reference
+  PUBLIC posenc_server_lib posenc_convert posenc_mpfr_reference
   PRIVATE posenc_warnings)

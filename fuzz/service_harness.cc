@@ -30,11 +30,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/routing_key.h"
-#include "core/buffer_reserve.h"
-#include "core/real_encoding_spec.h"
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "convert/routing_key.h"
+#include "core/runtime/buffer_reserve.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 #include "posenc/v1/posenc.grpc.pb.h"
 #include "posenc/v1/posenc.pb.h"
 #include "server/posenc_server.h"
@@ -73,7 +73,7 @@ HarnessCounters counters;
 
 // ---------------------------------------------------------------------------
 // The request as the harness reads it, from the proto's documentation only
-// (not server/request_handler.cc nor common/proto_conversion.cc).
+// (not server/request_handler.cc nor convert/proto_conversion.cc).
 
 struct Request {
   bool parsed = false;  // the bytes parse as the method's request
@@ -87,7 +87,7 @@ struct Request {
   std::vector<uint32_t> positions;
   // Encode: the spec as sent and as the harness resolves it, the points.
   v1::EncodingSpec encoding_proto;
-  RealEncodingSpec encoding;
+  EncodingSpec encoding;
   std::vector<double> real_positions;
   uint32_t points = 0;
   // Encode: the code a request read as invalid must get (INVALID_ARGUMENT
@@ -162,7 +162,7 @@ std::string ResolveGrid(const v1::TableSpec& p, const ServerOptions& limits,
   uint64_t channels = 0;
   unsigned __int128 points = 1;
   for (const v1::GridSpecAxis& a : g.axes()) {
-    GridAxis axis;
+    GridSpecAxis axis;
     axis.size = a.size();
     axis.channels = a.channels();
     axis.first_index = a.first_index();
@@ -340,7 +340,7 @@ bool Near(double a, double b) {
 // layout, scheme and scale are resolved.
 std::string ResolveMultiAxis(const v1::EncodingSpec& p,
                              const ServerOptions& limits, Request* req) {
-  RealEncodingSpec& e = req->encoding;
+  EncodingSpec& e = req->encoding;
   const bool axes = p.axes_dim_size() > 0;
   if (axes && p.mrope_section_size() > 0) return "axes_dim and mrope_section";
   if (e.scheme != FrequencyScheme::kExponential || p.num_frequencies() != 0 ||
@@ -409,7 +409,7 @@ std::string ResolveMultiAxis(const v1::EncodingSpec& p,
 // valid). Sets req->borderline where the harness cannot decide.
 std::string ResolveEncoding(const v1::EncodingSpec& p,
                             const ServerOptions& limits, Request* req) {
-  RealEncodingSpec& e = req->encoding;
+  EncodingSpec& e = req->encoding;
   switch (p.dtype()) {
     case v1::DTYPE_UNSPECIFIED:
     case v1::DTYPE_FLOAT32:
@@ -553,7 +553,7 @@ void ReadEncode(const v1::EncodeRequest& m, const ServerOptions& limits,
   req->real_positions.assign(m.positions().begin(), m.positions().end());
   req->invalid = ResolveEncoding(m.spec(), limits, req);
   if (!req->invalid.empty()) return;
-  const RealEncodingSpec& e = req->encoding;
+  const EncodingSpec& e = req->encoding;
   if (m.has_grid()) {
     // EncodeRequest.grid: exclusive with positions, one axis per
     // coordinate, at most max_rows_per_request points (counts 0 are 1).
@@ -935,7 +935,7 @@ std::string CheckTensor(const v1::Tensor& t, const Request& req,
 // the pad column +0, an input column the coordinate rounded once (MPFR).
 std::string CheckEncodeReply(const v1::Tensor& t, const Request& req,
                              uint64_t seed) {
-  const RealEncodingSpec& e = req.encoding;
+  const EncodingSpec& e = req.encoding;
   const uint64_t width = e.width();
   if (t.dtype() != ProtoDType(e.dtype)) {
     return absl::StrCat("tensor dtype ", t.dtype());

@@ -1,7 +1,7 @@
 #include "server/call_scope.h"
 
 #include "absl/status/status.h"
-#include "common/routing_key.h"
+#include "convert/routing_key.h"
 #include "server/log.h"
 #include "server/server_options.h"
 

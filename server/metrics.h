@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/buffer_reserve.h"
-#include "core/compute_pool.h"
-#include "core/table_cache.h"
+#include "core/cache/table_cache.h"
+#include "core/runtime/buffer_reserve.h"
+#include "core/runtime/compute_pool.h"
 #include "prometheus/metric_family.h"
 #include "server/method_stats.h"
 #include "server/refusal_stats.h"

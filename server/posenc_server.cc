@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "core/buffer_reserve.h"
+#include "core/runtime/buffer_reserve.h"
 #include "grpc/health/v1/health.pb.h"
 #include "server/grpc_log_sink.h"
 #include "server/metrics.h"

@@ -10,18 +10,18 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/grpc_status.h"
-#include "common/preset_request.h"
-#include "core/buffer_reserve.h"
-#include "core/encoding.h"
-#include "core/real_encoding_plan.h"
+#include "convert/grpc_status.h"
+#include "convert/preset_request.h"
+#include "core/plan/encoding.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/runtime/buffer_reserve.h"
 #include "server/tensor_message.h"
 
 namespace posenc {
 namespace {
 
-// Encode's kept plans (core/real_encoding_plan_cache.h): a few specs in use
-// at once per server; a plan is ~48 bytes per frequency (a dim-320 one is
+// Encode's kept plans (core/cache/real_encoding_plan_cache.h): a few specs in
+// use at once per server; a plan is ~48 bytes per frequency (a dim-320 one is
 // ~8 KiB, the largest a max_d of 65536 allows ~1.5 MiB).
 constexpr size_t kEncodePlansKept = 16;
 constexpr size_t kEncodePlanBytesKept = size_t{8} << 20;

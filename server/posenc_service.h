@@ -30,11 +30,11 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
-#include "core/byte_budget.h"
-#include "core/compute_pool.h"
-#include "core/real_encoding_plan_cache.h"
-#include "core/table_cache.h"
-#include "core/table_spec.h"
+#include "core/cache/real_encoding_plan_cache.h"
+#include "core/cache/table_cache.h"
+#include "core/runtime/byte_budget.h"
+#include "core/runtime/compute_pool.h"
+#include "core/spec/table_spec.h"
 #include "posenc/v1/posenc.grpc.pb.h"
 #include "server/call_scope.h"
 #include "server/method_stats.h"
@@ -83,8 +83,8 @@ class PositionalEncodingService final : public RawTableMethods {
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::GetStatsRequest* request,
                                      v1::GetStatsResponse* response) override;
-  // Resolves a preset (core/presets.h), reading config_json when given
-  // (common/model_config.h). Computes nothing, never queues.
+  // Resolves a preset (presets/presets.h), reading config_json when given
+  // (presets/model_config.h). Computes nothing, never queues.
   grpc::ServerUnaryReactor* ResolvePreset(
       grpc::CallbackServerContext* context,
       const v1::ResolvePresetRequest* request,

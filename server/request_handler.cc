@@ -3,23 +3,41 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/proto_conversion.h"
-#include "core/request_limits.h"
+#include "absl/strings/str_replace.h"
+#include "convert/proto_conversion.h"
+#include "core/spec/request_limits.h"
 #include "posenc/v1/posenc.pb.h"
 #include "server/tensor_message.h"
 
 namespace posenc {
 namespace {
 
+// The core names a limit in its own terms ("(limit max_d)", a SpecLimits
+// field; "(limit max_points)", a parameter); the server's callers set it as
+// a flag, so its answers name the flag.
+absl::Status WithFlagNames(absl::Status status) {
+  if (status.ok()) return status;
+  std::string message(status.message());
+  if (absl::StrReplaceAll({{"(limit max_d)", "(--max_d)"},
+                           {"(limit max_points)", "(--max_rows_per_request)"}},
+                          &message) == 0) {
+    return status;
+  }
+  return absl::Status(status.code(), message);
+}
+
 // The validated spec of a request's `spec` field.
 absl::StatusOr<TableSpec> ResolveSpec(const v1::TableSpec& proto,
                                       const SpecLimits& limits) {
   absl::StatusOr<TableSpec> spec = SpecFromProto(proto);
   if (!spec.ok()) return spec.status();
-  if (absl::Status s = ValidateSpec(*spec, limits); !s.ok()) return s;
+  if (absl::Status s = ValidateSpec(*spec, limits); !s.ok()) {
+    return WithFlagNames(s);
+  }
   return spec;
 }
 
@@ -126,10 +144,10 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
                                       const ServiceLimits& limits) {
   v1::EncodeRequest request;
   if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
-  absl::StatusOr<RealEncodingSpec> spec = EncodingSpecFromProto(request.spec());
+  absl::StatusOr<EncodingSpec> spec = EncodingSpecFromProto(request.spec());
   if (!spec.ok()) return spec.status();
-  if (absl::Status s = ValidateRealEncodingSpec(*spec, limits.spec); !s.ok()) {
-    return s;
+  if (absl::Status s = ValidateEncodingSpec(*spec, limits.spec); !s.ok()) {
+    return WithFlagNames(s);
   }
   EncodePlan plan;
   absl::StatusOr<uint32_t> points;
@@ -146,7 +164,7 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
     points = CountPoints(request.positions_size(), spec->coordinates,
                          limits.max_rows_per_request);
   }
-  if (!points.ok()) return points.status();
+  if (!points.ok()) return WithFlagNames(points.status());
   plan.spec = *spec;
   plan.points = *points;
   if (absl::Status s =
@@ -160,20 +178,22 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
 }
 
 grpc::ByteBuffer BuildEncodeResponse(const EncodePlan& plan, grpc::Slice data) {
+  constexpr int kField = v1::EncodeResponse::kEmbeddingsFieldNumber;
   if (plan.spec.layout == Layout::kRotationMatrix) {  // [points, K, 2, 2]
     return EncodeTensorMessage(
-        1, 0, plan.spec.dtype,
+        kField, 0, plan.spec.dtype,
         {plan.points, static_cast<uint32_t>(plan.spec.pairs()), 2, 2},
         std::move(data));
   }
   return EncodeTensorMessage(
-      1, 0, plan.spec.dtype,
+      kField, 0, plan.spec.dtype,
       {plan.points, static_cast<uint32_t>(plan.spec.width())}, std::move(data));
 }
 
 grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
                                        grpc::Slice data) {
-  return EncodeTensorMessage(1, 0, spec.dtype, {spec.max_len, spec.width()},
+  return EncodeTensorMessage(v1::GetTableResponse::kTableFieldNumber, 0,
+                             spec.dtype, {spec.max_len, spec.width()},
                              std::move(data));
 }
 
@@ -208,7 +228,7 @@ void GatherRows(const GatherPlan& plan, const Table& table, std::byte* out) {
 grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
                                       grpc::Slice data) {
   return EncodeTensorMessage(
-      1, 0, plan.spec.dtype,
+      v1::GetRowsResponse::kRowsFieldNumber, 0, plan.spec.dtype,
       {static_cast<uint32_t>(plan.positions.size()), plan.spec.width()},
       std::move(data));
 }
@@ -217,11 +237,13 @@ grpc::ByteBuffer BuildRangeMessage(const RangePlan& plan, bool rows_stream,
                                    uint32_t first, uint32_t rows,
                                    grpc::Slice data) {
   if (rows_stream) {
-    return EncodeTensorMessage(2, first, plan.spec.dtype, {plan.spec.width()},
+    return EncodeTensorMessage(v1::StreamRowsResponse::kRowFieldNumber, first,
+                               plan.spec.dtype, {plan.spec.width()},
                                std::move(data));
   }
-  return EncodeTensorMessage(2, first, plan.spec.dtype,
-                             {rows, plan.spec.width()}, std::move(data));
+  return EncodeTensorMessage(v1::StreamBatchesResponse::kBatchFieldNumber,
+                             first, plan.spec.dtype, {rows, plan.spec.width()},
+                             std::move(data));
 }
 
 }  // namespace posenc

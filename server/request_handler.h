@@ -17,10 +17,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/point_grid.h"
-#include "core/real_encoding_spec.h"
-#include "core/table.h"
-#include "core/table_spec.h"
+#include "core/cache/table.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/position_grid.h"
+#include "core/spec/table_spec.h"
 #include "google/protobuf/message_lite.h"
 #include "google/protobuf/repeated_field.h"
 
@@ -57,15 +57,15 @@ struct GatherPlan {
   google::protobuf::RepeatedField<uint32_t> positions;
 };
 
-// Points of an Encode call: the spec is checked (ValidateRealEncodingSpec)
+// Points of an Encode call: the spec is checked (ValidateEncodingSpec)
 // and the answer's size known; the frequencies, whose range check and
 // construction cost O(half) MPFR operations, are left to the compute pool
 // (RealEncodingPlan::Create, then ValidatePositions or ValidateGrid).
 struct EncodePlan {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   google::protobuf::RepeatedField<double> positions;
   // The request's grid instead of positions (then positions is empty).
-  std::optional<PointGrid> grid;
+  std::optional<PositionGrid> grid;
   uint32_t points = 0;
   uint64_t answer_bytes() const { return uint64_t{points} * spec.row_bytes(); }
 };

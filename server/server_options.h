@@ -110,8 +110,8 @@ struct ServerOptions {
   uint64_t max_inflight_bytes = uint64_t{256} << 20;
   // Freed table and answer buffers of 2 MiB or more kept mapped (pages
   // already faulted in) for the next cold table, up to this many bytes
-  // (core/buffer_reserve.h); 0 keeps none. Process-wide: the last server
-  // created in a process sets it. Part of the 64 MiB margin of the
+  // (core/runtime/buffer_reserve.h); 0 keeps none. Process-wide: the last
+  // server created in a process sets it. Part of the 64 MiB margin of the
   // peak-RSS bound (docs/operations.md); 0 or 2 MiB..1 GiB.
   uint64_t warm_reserve_bytes = uint64_t{32} << 20;
   // gRPC's ResourceQuota: memory for its own buffers (reads, HTTP/2 frames).

@@ -4,11 +4,19 @@
 #include <cstdlib>
 #include <new>
 
-#include "common/proto_conversion.h"
-#include "core/large_buffer.h"
+#include "convert/proto_conversion.h"
+#include "core/runtime/large_buffer.h"
+#include "posenc/v1/posenc.pb.h"
 
 namespace posenc {
 namespace {
+
+// The field before the tensor of a streamed message: its row's position or
+// its batch's start.
+constexpr int kLeadingField = v1::StreamRowsResponse::kPositionFieldNumber;
+static_assert(kLeadingField == v1::StreamBatchesResponse::kStartFieldNumber);
+// Every tag below is one byte (fields 1..15).
+static_assert(v1::Tensor::kDataFieldNumber < 16);
 
 constexpr uint8_t kVarint = 0, kLengthDelimited = 2;
 
@@ -91,18 +99,18 @@ grpc::ByteBuffer EncodeTensorMessage(int tensor_field, uint32_t leading,
   // At most 7 tags and varints of <= 10 bytes each, plus the dimensions.
   uint8_t header[7 * 11 + 10 * kMaxDims];
   uint8_t* p = header;
-  if (tensor_field != 1 && leading != 0) {
-    p = PutTag(p, 1, kVarint);
+  if (tensor_field != kLeadingField && leading != 0) {
+    p = PutTag(p, kLeadingField, kVarint);
     p = PutVarint(p, leading);
   }
   p = PutTag(p, tensor_field, kLengthDelimited);
   p = PutVarint(p, tensor_size);
-  p = PutTag(p, 1, kVarint);
+  p = PutTag(p, v1::Tensor::kDtypeFieldNumber, kVarint);
   p = PutVarint(p, dtype_value);
-  p = PutTag(p, 2, kLengthDelimited);
+  p = PutTag(p, v1::Tensor::kShapeFieldNumber, kLengthDelimited);
   p = PutVarint(p, packed_size);
   for (uint32_t dim : shape) p = PutVarint(p, dim);
-  p = PutTag(p, 3, kLengthDelimited);
+  p = PutTag(p, v1::Tensor::kDataFieldNumber, kLengthDelimited);
   p = PutVarint(p, data.size());
 
   grpc::Slice slices[2] = {grpc::Slice(header, static_cast<size_t>(p - header)),

@@ -14,9 +14,9 @@
 #include <memory>
 #include <optional>
 
-#include "core/byte_budget.h"
-#include "core/table.h"
-#include "core/table_spec.h"
+#include "core/cache/table.h"
+#include "core/runtime/byte_budget.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc {
 

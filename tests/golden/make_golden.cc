@@ -8,8 +8,8 @@
 //
 // RoPE tables (TableSpec.rope, the RoPE layouts) are computed here too, from
 // the formulas written in proto/posenc/v1/posenc.proto (RopeType), not from
-// core/rope.h nor tests/numerics/rope_reference.cc: the scaled frequency f'_i
-// and the attention factor a are evaluated at 384 bits (ln where the proto
+// core/spec/rope.h nor tests/numerics/rope_reference.cc: the scaled frequency
+// f'_i and the attention factor a are evaluated at 384 bits (ln where the proto
 // says ln, mpfr_pow for base^(-2i/d)), every decision (YaRN's ramp ends,
 // Llama 3's bands, LongRoPE's list) taken on those values, and each value
 // a * cos(pos * f'_i), a * sin(pos * f'_i) is rounded once only when

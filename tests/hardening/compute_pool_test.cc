@@ -2,7 +2,7 @@
 // each exactly once, and the destructor runs every task already posted; the
 // queue refuses work past its byte bound, serves owners in turn, and
 // ParallelFor runs every chunk once, even from inside the pool.
-#include "core/compute_pool.h"
+#include "core/runtime/compute_pool.h"
 
 #include <atomic>
 #include <thread>

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 #include "gtest/gtest.h"
 #include "tests/common/sanitizer_scale.h"
 #include "tests/hardening/hardening_util.h"

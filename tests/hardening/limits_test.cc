@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 #include "gtest/gtest.h"
 #include "tests/hardening/hardening_util.h"
 #include "tests/integration/server_fixture.h"

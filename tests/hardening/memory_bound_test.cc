@@ -67,7 +67,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 #include "gtest/gtest.h"
 #include "tests/hardening/hardening_util.h"
 

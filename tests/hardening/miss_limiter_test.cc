@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/compute_pool.h"
+#include "core/runtime/compute_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

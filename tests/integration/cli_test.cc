@@ -64,7 +64,7 @@ TEST_F(CliTest, GridTable_FileHoldsTheServersGridTable) {
   ASSERT_TRUE(npy.ok()) << npy.status();
   EXPECT_EQ(npy->shape, (std::vector<uint64_t>{25, 16}));
   auto grid = std::make_shared<GridSpec>();
-  GridAxis h, w;
+  GridSpecAxis h, w;
   h.size = 4;
   h.channels = 8;
   w.size = 6;
@@ -204,7 +204,7 @@ TEST_F(CliTest, EncodeFluxTimestepsToNpy_FileHoldsTheServersRows) {
   ASSERT_TRUE(npy.ok()) << npy.status();
   EXPECT_EQ(npy->descr, "<f4");
   EXPECT_EQ(npy->shape, (std::vector<uint64_t>{3, 320}));
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 320;
   spec.layout = Layout::kConcatCosSin;
   spec.scale = 1000;
@@ -234,7 +234,7 @@ TEST_F(CliTest, EncodeFluxGridToNpy_SameBitsAsTheClientsTuples) {
   absl::StatusOr<NpyArray> npy = ReadNpy(path);
   ASSERT_TRUE(npy.ok()) << npy.status();
   EXPECT_EQ(npy->shape, (std::vector<uint64_t>{12, 256}));
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.axes_dim = {16, 56, 56};
   spec.coordinates = 3;
   spec.layout = Layout::kRotationMatrix;
@@ -268,7 +268,7 @@ TEST_F(CliTest, EncodeBFloat16ToBin_RawBytesOfTheServersRows) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 16;
   spec.dtype = DType::kBFloat16;
   spec.shift = 1;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_fixture.h"
@@ -18,15 +18,15 @@ using ::testing::HasSubstr;
 
 class EncodeTest : public ServerTest {};
 
-RealEncodingSpec FluxTimesteps() {
-  RealEncodingSpec spec;  // FLUX timestep_embedding(t, 256): t * 1000
+EncodingSpec FluxTimesteps() {
+  EncodingSpec spec;  // FLUX timestep_embedding(t, 256): t * 1000
   spec.dim = 256;
   spec.layout = Layout::kConcatCosSin;
   spec.scale = 1000;
   return spec;
 }
 
-std::vector<std::byte> Local(const RealEncodingSpec& spec,
+std::vector<std::byte> Local(const EncodingSpec& spec,
                              const std::vector<double>& xs) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
   EXPECT_TRUE(plan.ok()) << plan.status();
@@ -40,7 +40,7 @@ TEST_F(EncodeTest, FluxTimesteps_SameBytesAsCore) {
   for (int k = 0; k < 1024; ++k) ts.push_back(k / 1023.0);
   for (DType dtype :
        {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
-    RealEncodingSpec spec = FluxTimesteps();
+    EncodingSpec spec = FluxTimesteps();
     spec.dtype = dtype;
     absl::StatusOr<Tensor> got = client_->Encode(spec, ts);
     ASSERT_TRUE(got.ok()) << got.status();
@@ -53,7 +53,7 @@ TEST_F(EncodeTest, FluxTimesteps_SameBytesAsCore) {
 }
 
 TEST_F(EncodeTest, IntegerPoints_SameRowsAsGetRows) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 64;
   spec.layout = Layout::kConcatSinCos;
   spec.shift = 1;  // tensor2tensor's frequencies
@@ -71,7 +71,7 @@ TEST_F(EncodeTest, IntegerPoints_SameRowsAsGetRows) {
 }
 
 TEST_F(EncodeTest, WorkedExample_AtTwo) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 4;
   absl::StatusOr<Tensor> got = client_->Encode(spec, {2.0});
   ASSERT_TRUE(got.ok()) << got.status();
@@ -82,7 +82,7 @@ TEST_F(EncodeTest, WorkedExample_AtTwo) {
 }
 
 TEST_F(EncodeTest, NerfCoordinates_WidthAndInputs) {
-  RealEncodingSpec spec;  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
+  EncodingSpec spec;  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
   spec.scheme = FrequencyScheme::kOctaves;
   spec.layout = Layout::kConcatSinCos;
   spec.num_frequencies = 10;
@@ -112,7 +112,7 @@ void ExpectRefused(const absl::StatusOr<Tensor>& got, absl::StatusCode code,
 }
 
 TEST_F(EncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 7;
   ExpectRefused(client_->Encode(spec, {1}), absl::StatusCode::kInvalidArgument,
                 "spec.dim: 7 is odd");
@@ -131,7 +131,7 @@ TEST_F(EncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
 }
 
 TEST_F(EncodeTest, BadPositions_NameTheEntryOrTheLimit) {
-  RealEncodingSpec spec = FluxTimesteps();
+  EncodingSpec spec = FluxTimesteps();
   ExpectRefused(client_->Encode(spec, {0.5, 17000}),
                 absl::StatusCode::kOutOfRange, "positions[1] = 17000");
   ExpectRefused(client_->Encode(spec, {0.5, NAN}),
@@ -149,7 +149,7 @@ TEST_F(EncodeTest, AnswerOverMessageLimit_ResourceExhausted) {
   ServerOptions options = DefaultOptions();
   options.max_message_bytes = 1 << 20;
   StartServer(options);
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 4096;  // 16 KiB a row: 65 points are over 1 MiB
   ExpectRefused(client_->Encode(spec, std::vector<double>(65, 0.5)),
                 absl::StatusCode::kResourceExhausted,
@@ -158,7 +158,7 @@ TEST_F(EncodeTest, AnswerOverMessageLimit_ResourceExhausted) {
 }
 
 TEST_F(EncodeTest, Stats_CountEncodeCalls) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 8;
   ASSERT_TRUE(client_->Encode(spec, {1.5}).ok());
   EXPECT_FALSE(client_->Encode(spec, {}).ok());

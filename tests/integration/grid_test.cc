@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/table.h"
+#include "core/cache/table.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_fixture.h"
 
@@ -18,7 +18,7 @@ class GridTest : public testing::ServerTest {};
 // MAE ViT-B/16 at 224 px with its cls token: 197 rows of 768 channels.
 TableSpec Mae(DType dtype = DType::kFloat32) {
   auto grid = std::make_shared<GridSpec>();
-  GridAxis axis;
+  GridSpecAxis axis;
   axis.size = 14;
   axis.channels = 384;
   grid->axes = {axis, axis};
@@ -102,7 +102,7 @@ TEST_F(GridTest, StreamsAndGetRows_ServeTheCachedGrid) {
 TEST_F(GridTest, RationalPositions_SameBytesAsCore) {
   // SD3-style crop: a 24 x 24 table at base_size 8 cropped to 10 x 13.
   auto grid = std::make_shared<GridSpec>();
-  GridAxis h, w;
+  GridSpecAxis h, w;
   h.size = 10;
   h.channels = 16;
   h.first_index = 7;
@@ -127,7 +127,7 @@ TEST_F(GridTest, LargeGrid_ComputedInPoolChunksSameBytesAsCore) {
   // 128 x 128 x 256 float32 (16 MiB): the server computes it in chunks on
   // its compute pool, each chunk's blocks on its own.
   auto grid = std::make_shared<GridSpec>();
-  GridAxis axis;
+  GridSpecAxis axis;
   axis.size = 128;
   axis.channels = 128;
   axis.numerator = 1;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "posenc/v1/posenc.grpc.pb.h"
@@ -26,16 +26,16 @@ class MultiAxisEncodeTest : public ServerTest {};
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                              DType::kBFloat16};
 
-RealEncodingSpec Flux() {  // FLUX.1: EmbedND(3072, 10000, [16, 56, 56])
-  RealEncodingSpec spec;
+EncodingSpec Flux() {  // FLUX.1: EmbedND(3072, 10000, [16, 56, 56])
+  EncodingSpec spec;
   spec.axes_dim = {16, 56, 56};
   spec.coordinates = 3;
   spec.layout = Layout::kRotationMatrix;
   return spec;
 }
 
-RealEncodingSpec Qwen(bool interleaved) {  // head_dim 128, theta 1e6
-  RealEncodingSpec spec;
+EncodingSpec Qwen(bool interleaved) {  // head_dim 128, theta 1e6
+  EncodingSpec spec;
   spec.dim = 128;
   spec.max_period = 1000000;
   spec.mrope_section = interleaved ? std::vector<uint32_t>{24, 20, 20}
@@ -46,7 +46,7 @@ RealEncodingSpec Qwen(bool interleaved) {  // head_dim 128, theta 1e6
   return spec;
 }
 
-std::string Local(const RealEncodingSpec& spec, const std::vector<double>& xs) {
+std::string Local(const EncodingSpec& spec, const std::vector<double>& xs) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
   EXPECT_TRUE(plan.ok()) << plan.status();
   std::string out(xs.size() / spec.coordinates * spec.row_bytes(), '\0');
@@ -56,7 +56,7 @@ std::string Local(const RealEncodingSpec& spec, const std::vector<double>& xs) {
 
 TEST_F(MultiAxisEncodeTest, FluxImageGrid_SameBitsAsTuplesAndCore) {
   // A 12 x 20 latent with offsets: ids (0, 3 + r, 5 + c), row-major.
-  PointGrid grid;
+  PositionGrid grid;
   grid.start = {0, 3, 5};
   grid.count = {1, 12, 20};
   std::vector<double> tuples;
@@ -66,7 +66,7 @@ TEST_F(MultiAxisEncodeTest, FluxImageGrid_SameBitsAsTuplesAndCore) {
   }
   for (DType dtype : kDTypes) {
     for (Layout layout : {Layout::kRotationMatrix, Layout::kInterleavedPairs}) {
-      RealEncodingSpec spec = Flux();
+      EncodingSpec spec = Flux();
       spec.dtype = dtype;
       spec.layout = layout;
       absl::StatusOr<Tensor> by_grid = client_->EncodeGrid(spec, grid);
@@ -109,7 +109,7 @@ void ExpectTextIdsAreTableRows(PosencClient& client, bool interleaved) {
   for (uint32_t p : ps) ids.insert(ids.end(), {1.0 * p, 1.0 * p, 1.0 * p});
   for (DType dtype : kDTypes) {
     for (Layout layout : {Layout::kRotateHalf, Layout::kInterleavedPairs}) {
-      RealEncodingSpec spec = Qwen(interleaved);
+      EncodingSpec spec = Qwen(interleaved);
       spec.dtype = dtype;
       spec.layout = layout;
       absl::StatusOr<Tensor> got = client.Encode(spec, ids);
@@ -140,7 +140,7 @@ TEST_F(MultiAxisEncodeTest, QwenVisionIds_SectionsTakeTheirCoordinate) {
   // A vision token (t, h, w) = (3, 10, 20): in Qwen2-VL's rotate_half row,
   // pair j < 16 rotates by t, 16 <= j < 40 by h, 40 <= j < 64 by w, each as
   // the plain table's row of that position.
-  RealEncodingSpec spec = Qwen(false);
+  EncodingSpec spec = Qwen(false);
   spec.dtype = DType::kFloat64;
   absl::StatusOr<Tensor> got = client_->Encode(spec, {3, 10, 20});
   ASSERT_TRUE(got.ok()) << got.status();
@@ -171,11 +171,11 @@ TEST_F(MultiAxisEncodeTest, QwenVisionIds_SectionsTakeTheirCoordinate) {
 }
 
 TEST_F(MultiAxisEncodeTest, AxialGrid_SameBitsAsCore) {
-  RealEncodingSpec spec;  // a ViT of head dim 64 on a 14 x 14 patch grid
+  EncodingSpec spec;  // a ViT of head dim 64 on a 14 x 14 patch grid
   spec.axes_dim = {32, 32};
   spec.coordinates = 2;
   spec.layout = Layout::kInterleavedPairs;
-  PointGrid grid;
+  PositionGrid grid;
   grid.start = {0, 0};
   grid.count = {14, 14};
   std::vector<double> tuples;
@@ -200,7 +200,7 @@ void ExpectRefused(const absl::StatusOr<Tensor>& got, absl::StatusCode code,
 }
 
 TEST_F(MultiAxisEncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
-  RealEncodingSpec spec = Flux();
+  EncodingSpec spec = Flux();
   spec.axes_dim = {16, 55, 56};
   ExpectRefused(client_->Encode(spec, {0, 0, 0}),
                 absl::StatusCode::kInvalidArgument, "spec.axes_dim[1]: 55");
@@ -217,7 +217,7 @@ TEST_F(MultiAxisEncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
   spec.coordinates = 2;
   ExpectRefused(client_->Encode(spec, {0, 0}),
                 absl::StatusCode::kInvalidArgument, "spec.coordinates");
-  RealEncodingSpec plain;
+  EncodingSpec plain;
   plain.dim = 8;
   plain.layout = Layout::kRotationMatrix;
   ExpectRefused(client_->Encode(plain, {1}), absl::StatusCode::kInvalidArgument,
@@ -231,7 +231,7 @@ TEST_F(MultiAxisEncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
 }
 
 TEST_F(MultiAxisEncodeTest, BadGrids_CodeAndFieldNamed) {
-  PointGrid grid;
+  PositionGrid grid;
   grid.start = {0, 0};
   grid.count = {1, 4};
   ExpectRefused(client_->EncodeGrid(Flux(), grid),

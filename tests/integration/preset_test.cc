@@ -46,15 +46,15 @@ TEST_F(PresetTest, FluxTimestepPreset_SameBytesAsHandWrittenSpec) {
   ASSERT_TRUE(preset.ok()) << preset.status();
   EXPECT_EQ(preset->name, "flux.timestep_embedding");
   EXPECT_THAT(preset->reproduces, HasSubstr("black-forest-labs/flux"));
-  ASSERT_TRUE(std::holds_alternative<RealEncodingSpec>(preset->spec));
-  RealEncodingSpec by_hand;  // docs/encodings.md's FLUX row
+  ASSERT_TRUE(std::holds_alternative<EncodingSpec>(preset->spec));
+  EncodingSpec by_hand;  // docs/encodings.md's FLUX row
   by_hand.dim = 256;
   by_hand.layout = Layout::kConcatCosSin;
   by_hand.scale = 1000;
   by_hand.dtype = DType::kBFloat16;
   const std::vector<double> t = {0, 0.25, 0.5, 1};
   absl::StatusOr<Tensor> a =
-      client_->Encode(std::get<RealEncodingSpec>(preset->spec), t);
+      client_->Encode(std::get<EncodingSpec>(preset->spec), t);
   absl::StatusOr<Tensor> b = client_->Encode(by_hand, t);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   EXPECT_EQ(a->shape, (std::vector<uint32_t>{4, 256}));
@@ -66,7 +66,7 @@ TEST_F(PresetTest, UnetConfig_Sd15TimestepsAt999Point5) {
       client_->ResolvePreset("", {}, ReadModel("sd15_unet_config.json"));
   ASSERT_TRUE(preset.ok()) << preset.status();
   EXPECT_EQ(preset->name, "diffusers.Timesteps");
-  const auto& spec = std::get<RealEncodingSpec>(preset->spec);
+  const auto& spec = std::get<EncodingSpec>(preset->spec);
   EXPECT_EQ(spec.dim, 320u);
   EXPECT_EQ(spec.layout, Layout::kConcatCosSin);  // flip_sin_to_cos
   EXPECT_EQ(spec.shift, 0);                       // freq_shift

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/proto_conversion.h"
-#include "core/encoding.h"
+#include "convert/proto_conversion.h"
+#include "core/plan/encoding.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_fixture.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "core/table.h"
+#include "core/cache/table.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_fixture.h"

@@ -15,22 +15,22 @@
 #include "absl/time/time.h"
 #include "client/posenc_client.h"
 #include "client/tensor.h"
-#include "common/proto_conversion.h"
-#include "common/routing_key.h"
-#include "core/real_encoding_spec.h"
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "convert/proto_conversion.h"
+#include "convert/routing_key.h"
+#include "core/spec/encoding_spec.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 #include "tests/common/sha256_hex.h"
 
 namespace {
 
 using posenc::DType;
+using posenc::EncodingSpec;
 using posenc::Frequency;
 using posenc::FrequencyScheme;
-using posenc::GridAxis;
 using posenc::GridSpec;
+using posenc::GridSpecAxis;
 using posenc::Layout;
-using posenc::RealEncodingSpec;
 using posenc::RopeScaling;
 using posenc::RopeType;
 using posenc::TableSpec;
@@ -60,7 +60,7 @@ TableSpec WithRope(TableSpec spec, const RopeScaling& rope) {
 // SCRIPT.md's grid_crop_f16: max_len unset (the grid's 16 rows).
 TableSpec GridCropF16() {
   auto grid = std::make_shared<GridSpec>();
-  GridAxis h, w;
+  GridSpecAxis h, w;
   h.size = 3;
   h.channels = 16;
   h.first_index = 10;
@@ -154,16 +154,16 @@ posenc::v1::TableSpec RopeYarnPrfProto() {
 }
 
 // The Encode specs of SCRIPT.md.
-RealEncodingSpec Exponential(uint32_t dim, Layout layout, DType dtype) {
-  RealEncodingSpec spec;
+EncodingSpec Exponential(uint32_t dim, Layout layout, DType dtype) {
+  EncodingSpec spec;
   spec.dim = dim;
   spec.layout = layout;
   spec.dtype = dtype;
   return spec;
 }
 
-RealEncodingSpec NerfBf16() {  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
-  RealEncodingSpec spec;
+EncodingSpec NerfBf16() {  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
+  EncodingSpec spec;
   spec.scheme = FrequencyScheme::kOctaves;
   spec.layout = Layout::kConcatSinCos;
   spec.dtype = DType::kBFloat16;
@@ -292,17 +292,15 @@ int main(int argc, char** argv) {
   PrintTensor("GetTable", "rope_bad_list", client.GetTable(RopeBadList()));
 
   // Encode.
-  RealEncodingSpec flux =
-      Exponential(256, Layout::kConcatCosSin, DType::kFloat32);
+  EncodingSpec flux = Exponential(256, Layout::kConcatCosSin, DType::kFloat32);
   flux.scale = 1000;
   const std::vector<double> flux_t = {0, 0.25, 0.5, 0.999, 1.0 / 3};
   PrintTensor("Encode", "flux_t_f32", client.Encode(flux, flux_t));
-  RealEncodingSpec sd =
-      Exponential(321, Layout::kConcatCosSin, DType::kFloat16);
+  EncodingSpec sd = Exponential(321, Layout::kConcatCosSin, DType::kFloat16);
   sd.pad_odd_dim = true;
   const std::vector<double> sd_t = {999.5, 0, 1, 500.25, -3.75};
   PrintTensor("Encode", "sd_pad_f16", client.Encode(sd, sd_t));
-  RealEncodingSpec diffusers =
+  EncodingSpec diffusers =
       Exponential(64, Layout::kConcatSinCos, DType::kFloat64);
   diffusers.shift = 1;
   const std::vector<double> diffusers_t = {0.001, 999, 123.456};
@@ -310,13 +308,13 @@ int main(int argc, char** argv) {
               client.Encode(diffusers, diffusers_t));
   const std::vector<double> nerf_points = {0.5, -0.25, 0.1, 0.3, 1, -0.75};
   PrintTensor("Encode", "nerf_bf16", client.Encode(NerfBf16(), nerf_points));
-  RealEncodingSpec flux_rope;  // diffusers FluxPosEmbed(10000, [4, 6, 6])
+  EncodingSpec flux_rope;  // diffusers FluxPosEmbed(10000, [4, 6, 6])
   flux_rope.layout = Layout::kInterleavedPairs;
   flux_rope.axes_dim = {4, 6, 6};
   flux_rope.coordinates = 3;
   PrintTensor("Encode", "flux_rope_pairs_f32",
               client.Encode(flux_rope, {0, 0, 0, 0, 1, 2, 0, 31, 17}));
-  RealEncodingSpec qwen;  // Qwen2-VL M-RoPE, head_dim 16, sections 2, 3, 3
+  EncodingSpec qwen;  // Qwen2-VL M-RoPE, head_dim 16, sections 2, 3, 3
   qwen.dim = 16;
   qwen.max_period = 1000000;
   qwen.dtype = DType::kBFloat16;

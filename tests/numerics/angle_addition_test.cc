@@ -1,7 +1,7 @@
 // The float32 / float16 / bfloat16 range path (angle addition from anchor rows,
-// core/angle_addition.h): its risky cases against the per-row rigorous path
-// (proven exact, bit for bit) and against the independent MPFR reference.
-#include "core/angle_addition.h"
+// core/numerics/angle_addition.h): its risky cases against the per-row rigorous
+// path (proven exact, bit for bit) and against the independent MPFR reference.
+#include "core/numerics/angle_addition.h"
 
 #include <gtest/gtest.h>
 
@@ -13,12 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/exact_frequency.h"
-#include "core/rounding.h"
-#include "core/row_kernel_simd.h"
-#include "core/sincos_double_double.h"
-#include "core/sincos_fast.h"
+#include "core/numerics/rounding.h"
+#include "core/numerics/row_kernel_simd.h"
+#include "core/numerics/sincos_double_double.h"
+#include "core/numerics/sincos_fast.h"
+#include "core/plan/encoding.h"
+#include "core/spec/exact_frequency.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
 
@@ -32,10 +32,8 @@ using testing::ReportChecked;
 using testing::ReportComparedNotMpfr;
 
 constexpr uint32_t kMaxPos = 1u << 24;
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
-constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                               Layout::kConcatCosSin};
+using ::posenc::testing::kDTypes;
+constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 
 TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
                    Frequency frequency) {

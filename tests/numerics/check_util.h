@@ -29,6 +29,13 @@ inline uint64_t FreshSeed() {
          (uint64_t{std::random_device{}()} << 32);
 }
 
+// Every dtype, and the layouts of a plain table (each value once), that
+// the numerics tests sweep.
+inline constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,
+                                    DType::kFloat16, DType::kBFloat16};
+inline constexpr Layout kPlainLayouts[] = {
+    Layout::kInterleaved, Layout::kConcatSinCos, Layout::kConcatCosSin};
+
 struct CheckStats {
   uint64_t values = 0;
   uint64_t mismatches = 0;

@@ -3,7 +3,7 @@
 // 2^-158 of it, and w0 the nearest double unless f_i lies within 2^-160 of a
 // rounding boundary. Covers the integer split of the 192-bit significand
 // (f >= 2^-800) and the MPFR split from 2^-900 to 2^-800.
-#include "core/exact_frequency.h"
+#include "core/spec/exact_frequency.h"
 
 #include <mpfr.h>
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "core/encoding.h"
+#include "core/plan/encoding.h"
 #include "tests/numerics/check_util.h"
 
 namespace posenc {

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/exact_frequency.h"
-#include "core/exact_sincos_mpfr.h"
-#include "core/rope.h"
-#include "core/rounding.h"
-#include "core/row_kernel_simd.h"
-#include "core/sincos_double_double.h"
-#include "core/sincos_fast.h"
+#include "core/numerics/rounding.h"
+#include "core/numerics/row_kernel_simd.h"
+#include "core/numerics/sincos_double_double.h"
+#include "core/numerics/sincos_fast.h"
+#include "core/plan/encoding.h"
+#include "core/plan/exact_sincos_mpfr.h"
+#include "core/spec/exact_frequency.h"
+#include "core/spec/rope.h"
 #include "hwy/targets.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
@@ -30,10 +30,8 @@ using testing::CheckStats;
 using testing::ReferenceFamily;
 using testing::ReportChecked;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
-constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                               Layout::kConcatCosSin};
+using ::posenc::testing::kDTypes;
+constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 constexpr Frequency kFrequencies[] = {Frequency::kPaper, Frequency::kT2T};
 
 TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
+#include "core/plan/encoding.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/rope_reference.h"
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
+#include "core/plan/encoding.h"
 #include "tests/numerics/check_util.h"
 
 namespace posenc {

@@ -189,7 +189,7 @@ LibraryTable GridSpecTable(const TableSpec& spec) {
         start += grid.axes[a].channels / 2;
       }
     }
-    const GridAxis& x = grid.axes[axis];
+    const GridSpecAxis& x = grid.axes[axis];
     const uint32_t half = x.channels / 2;
     GridElement e;
     e.half = half;

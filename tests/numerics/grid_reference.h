@@ -1,4 +1,4 @@
-// Independent MPFR reference for grid tables (core/grid_spec.h), written
+// Independent MPFR reference for grid tables (core/spec/grid_spec.h), written
 // from the libraries' code rather than from core/:
 //   MAE util/pos_embed.py get_2d_sincos_pos_embed (a9f5c70),
 //   diffusers embeddings.py get_2d_sincos_pos_embed and SD3's PatchEmbed
@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "core/grid_spec.h"
-#include "core/table_spec.h"
+#include "core/spec/grid_spec.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc::testing {
 

@@ -1,4 +1,4 @@
-// Grid tables (core/grid_plan.h) against the independent MPFR reference
+// Grid tables (core/plan/grid_plan.h) against the independent MPFR reference
 // written from each library's code (tests/numerics/grid_reference.h): MAE,
 // diffusers (interpolation_scale, base_size, extra tokens, SD3's crop),
 // timm (both sin/cos arrangements, reverse_coord) and CogVideoX, every
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/grid_presets.h"
-#include "core/table.h"
+#include "core/cache/table.h"
+#include "core/plan/encoding.h"
+#include "presets/grid_presets.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
 
@@ -31,12 +31,11 @@ using ::posenc::testing::CheckStats;
 using ::posenc::testing::GridElementBits;
 using ::posenc::testing::LibraryTable;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
+using ::posenc::testing::kDTypes;
 
-GridAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
-              uint32_t denominator = 1, uint32_t first_index = 0) {
-  GridAxis a;
+GridSpecAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
+                  uint32_t denominator = 1, uint32_t first_index = 0) {
+  GridSpecAxis a;
   a.size = size;
   a.channels = channels;
   a.numerator = numerator;
@@ -45,7 +44,7 @@ GridAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
   return a;
 }
 
-TableSpec GridTable(std::vector<GridAxis> axes, std::vector<uint32_t> order,
+TableSpec GridTable(std::vector<GridSpecAxis> axes, std::vector<uint32_t> order,
                     Layout layout, GridSinCos sin_cos = GridSinCos::kPerAxis,
                     uint32_t extra = 0, double base = 10000) {
   auto grid = std::make_shared<GridSpec>();
@@ -192,7 +191,7 @@ TEST(GridTableTest, LargeMaeTable_SampledRowsMatch) {
 }
 
 TEST(GridTableTest, LongIntegerAxes_AngleAdditionPathMatchesMpfr) {
-  // Axes of >= 1024 integer points take EncodingPlan instead of
+  // Axes of >= 1024 integer points take PlainTablePlan instead of
   // RealEncodingPlan: a 1-axis grid (rows written directly) and a 2-axis
   // one, with an SD3-style offset, sampled ranges in every dtype.
   CheckStats stats;
@@ -217,7 +216,7 @@ TEST(GridTableTest, LongIntegerAxes_AngleAdditionPathMatchesMpfr) {
 }
 
 TEST(GridTableTest, Presets_MatchTheLibrariesCode) {
-  // core/grid_presets.h, each against the reference written from the
+  // presets/grid_presets.h, each against the reference written from the
   // library's code, in every dtype.
   CheckStats stats;
   CheckWholeTable(MaeGrid(32, 5, true), testing::MaeTable(32, 5, true), stats);
@@ -255,9 +254,9 @@ TableSpec RandomGrid(std::mt19937_64& rng) {
                                  ? GridSinCos::kGrouped
                                  : GridSinCos::kPerAxis;
   const uint32_t n = 1 + rng() % 3;
-  std::vector<GridAxis> axes;
+  std::vector<GridSpecAxis> axes;
   for (uint32_t a = 0; a < n; ++a) {
-    GridAxis x;
+    GridSpecAxis x;
     x.size = 1 + rng() % (n == 1 ? 40 : n == 2 ? 12 : 5);
     x.channels = 2 * (1 + rng() % 12);
     switch (rng() % 4) {

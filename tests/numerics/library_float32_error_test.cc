@@ -15,28 +15,28 @@
 #include <variant>
 #include <vector>
 
-#include "core/presets.h"
-#include "core/real_encoding_plan.h"
-#include "core/table.h"
+#include "core/cache/table.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gtest/gtest.h"
+#include "presets/presets.h"
 
 namespace posenc {
 namespace {
 
 using Arguments = std::map<std::string, std::string>;
 
-std::variant<TableSpec, RealEncodingSpec> Resolve(const std::string& name,
-                                                  Arguments args) {
+std::variant<TableSpec, EncodingSpec> Resolve(const std::string& name,
+                                              Arguments args) {
   absl::StatusOr<PresetArguments> parsed =
       PresetArguments::Create(std::move(args));
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   absl::StatusOr<ResolvedPreset> r =
       ResolvePreset(name, *std::move(parsed), DType::kFloat32, SpecLimits{});
   EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? r->spec : std::variant<TableSpec, RealEncodingSpec>();
+  return r.ok() ? r->spec : std::variant<TableSpec, EncodingSpec>();
 }
 
-std::vector<float> ExactRows(const RealEncodingSpec& spec,
+std::vector<float> ExactRows(const EncodingSpec& spec,
                              const std::vector<double>& points) {
   absl::StatusOr<RealEncodingPlan> plan =
       RealEncodingPlan::Create(spec, SpecLimits{});
@@ -80,7 +80,7 @@ void Report(const char* what, const Error& e, double expected_max_abs) {
 //   exponent = -math.log(max_period) * arange(half, float32) / (half - s)
 //   emb = exp(exponent); emb = t.float() * emb; cat([cos, sin]).
 TEST(LibraryFloat32Error, DiffusersTimestep999Point5Dim320) {
-  const auto spec = std::get<RealEncodingSpec>(
+  const auto spec = std::get<EncodingSpec>(
       Resolve("diffusers.Timesteps", {{"num_channels", "320"},
                                       {"flip_sin_to_cos", "True"},
                                       {"downscale_freq_shift", "0"}}));
@@ -143,7 +143,7 @@ TEST(LibraryFloat32Error, Mae14x14And64x64) {
 // in the ids' dtype (float32): scale = arange(0, d, 2) / d; omega =
 // 1 / theta ** scale; out = ids * omega; [cos, -sin, sin, cos].
 TEST(LibraryFloat32Error, FluxEmbedNd64x64Ids) {
-  const auto spec = std::get<RealEncodingSpec>(Resolve(
+  const auto spec = std::get<EncodingSpec>(Resolve(
       "flux.EmbedND",
       {{"dim", "128"}, {"theta", "10000"}, {"axes_dim", "[16, 56, 56]"}}));
   std::vector<double> ids;
@@ -180,7 +180,7 @@ TEST(LibraryFloat32Error, FluxEmbedNd64x64Ids) {
 // after 2 x 2 merging) after 1,000 text tokens: ids (1000, 1000 + r,
 // 1000 + c).
 TEST(LibraryFloat32Error, Qwen2VlImageAfter1000TextTokens) {
-  const auto spec = std::get<RealEncodingSpec>(
+  const auto spec = std::get<EncodingSpec>(
       Resolve("qwen2_vl.mrope", {{"head_dim", "128"},
                                  {"rope_theta", "1000000.0"},
                                  {"mrope_section", "[16, 24, 24]"}}));

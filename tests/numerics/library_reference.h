@@ -1,7 +1,7 @@
 // MPFR references of the libraries' own calls, written from each library's
 // code with its own arguments (not from a posenc spec, and not from core/):
 // the exact row that call's formula gives over the real numbers, each value
-// rounded once to the dtype. They prove that a preset (core/presets.h)
+// rounded once to the dtype. They prove that a preset (presets/presets.h)
 // maps a library's arguments to the spec of the same function.
 //
 // Not thread-safe (the rounding changes the thread's MPFR exponent range).
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/table_spec.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc::testing {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/table_spec.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc::testing {
 

@@ -18,7 +18,7 @@ struct Column {
 };
 
 // The K frequency columns of a row (the "freqs" tensor's last axis).
-std::vector<Column> FrequencyColumns(const RealEncodingSpec& spec) {
+std::vector<Column> FrequencyColumns(const EncodingSpec& spec) {
   std::vector<Column> cols;
   if (!spec.axes_dim.empty()) {
     // FLUX EmbedND: torch.cat([rope(ids[..., a], axes_dim[a], theta) for a],
@@ -72,7 +72,7 @@ std::vector<Column> FrequencyColumns(const RealEncodingSpec& spec) {
 
 // RNE_dtype(sin or cos(scale * x * theta^(-num / den))), of its negation
 // when `negate`.
-uint64_t ValueBits(const RealEncodingSpec& spec, const Column& col, double x,
+uint64_t ValueBits(const EncodingSpec& spec, const Column& col, double x,
                    bool is_sin, bool negate = false) {
   mpfr_t v;
   if (x == 0) {  // sin 0 = +0, cos 0 = 1
@@ -125,7 +125,7 @@ uint64_t SignBit(DType dtype) {
 
 }  // namespace
 
-std::vector<uint64_t> MultiAxisReferenceRow(const RealEncodingSpec& spec,
+std::vector<uint64_t> MultiAxisReferenceRow(const EncodingSpec& spec,
                                             const double* point) {
   const std::vector<Column> cols = FrequencyColumns(spec);
   const size_t k = cols.size();

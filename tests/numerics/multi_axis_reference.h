@@ -17,13 +17,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
 
 namespace posenc::testing {
 
 // The whole row of the point (spec.coordinates values) as element bits, in
 // spec.layout, by the libraries' definitions above.
-std::vector<uint64_t> MultiAxisReferenceRow(const RealEncodingSpec& spec,
+std::vector<uint64_t> MultiAxisReferenceRow(const EncodingSpec& spec,
                                             const double* point);
 
 }  // namespace posenc::testing

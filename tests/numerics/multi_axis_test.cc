@@ -1,5 +1,5 @@
-// Multi-axis RoPE encodings (core/multi_axis.h through
-// core/real_encoding_plan.h) against the independent MPFR reference
+// Multi-axis RoPE encodings (core/spec/multi_axis.h through
+// core/plan/real_encoding_plan.h) against the independent MPFR reference
 // written from FLUX's, HF Qwen2-VL's / Qwen3-VL's and timm's code
 // (tests/numerics/multi_axis_reference.h): every layout x dtype for the
 // released configurations, then fresh random specs and points on every run
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/multi_axis_reference.h"
 #include "tests/numerics/real_reference.h"
@@ -27,15 +27,14 @@ using ::posenc::testing::CheckStats;
 using ::posenc::testing::MultiAxisReferenceRow;
 using ::posenc::testing::RealElementBits;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
+using ::posenc::testing::kDTypes;
 constexpr Layout kLayouts[] = {
     Layout::kInterleaved, Layout::kConcatSinCos,     Layout::kConcatCosSin,
     Layout::kRotateHalf,  Layout::kInterleavedPairs, Layout::kRotationMatrix};
 
 // Computes the rows of `points` and compares every element with the
 // reference row.
-void CheckRows(const RealEncodingSpec& spec, const std::vector<double>& points,
+void CheckRows(const EncodingSpec& spec, const std::vector<double>& points,
                CheckStats& stats) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
   ASSERT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
@@ -65,16 +64,16 @@ void CheckRows(const RealEncodingSpec& spec, const std::vector<double>& points,
   }
 }
 
-RealEncodingSpec Flux() {  // FLUX.1 dev/schnell: EmbedND(128, 10000, ...)
-  RealEncodingSpec s;
+EncodingSpec Flux() {  // FLUX.1 dev/schnell: EmbedND(128, 10000, ...)
+  EncodingSpec s;
   s.axes_dim = {16, 56, 56};
   s.coordinates = 3;
   s.layout = Layout::kRotationMatrix;
   return s;
 }
 
-RealEncodingSpec Qwen2Vl() {  // Qwen2-VL-7B: head_dim 128, theta 1e6
-  RealEncodingSpec s;
+EncodingSpec Qwen2Vl() {  // Qwen2-VL-7B: head_dim 128, theta 1e6
+  EncodingSpec s;
   s.dim = 128;
   s.max_period = 1000000;
   s.mrope_section = {16, 24, 24};
@@ -83,16 +82,16 @@ RealEncodingSpec Qwen2Vl() {  // Qwen2-VL-7B: head_dim 128, theta 1e6
   return s;
 }
 
-RealEncodingSpec Qwen3Vl() {  // Qwen3-VL: [24, 20, 20], theta 5e6
-  RealEncodingSpec s = Qwen2Vl();
+EncodingSpec Qwen3Vl() {  // Qwen3-VL: [24, 20, 20], theta 5e6
+  EncodingSpec s = Qwen2Vl();
   s.max_period = 5000000;
   s.mrope_section = {24, 20, 20};
   s.mrope_interleaved = true;
   return s;
 }
 
-RealEncodingSpec Axial() {  // timm EVA-02 style: dim 64, 2 axes of 32
-  RealEncodingSpec s;
+EncodingSpec Axial() {  // timm EVA-02 style: dim 64, 2 axes of 32
+  EncodingSpec s;
   s.axes_dim = {32, 32};
   s.coordinates = 2;
   s.layout = Layout::kInterleavedPairs;
@@ -135,7 +134,7 @@ std::vector<double> AxialIds() {
 TEST(MultiAxisTest, ReleasedConfigs_EveryLayoutAndDtypeMatchMpfr) {
   CheckStats stats;
   const struct {
-    RealEncodingSpec spec;
+    EncodingSpec spec;
     std::vector<double> ids;
   } kConfigs[] = {{Flux(), FluxIds()},
                   {Qwen2Vl(), QwenIds()},
@@ -144,7 +143,7 @@ TEST(MultiAxisTest, ReleasedConfigs_EveryLayoutAndDtypeMatchMpfr) {
   for (const auto& config : kConfigs) {
     for (DType dtype : kDTypes) {
       for (Layout layout : kLayouts) {
-        RealEncodingSpec spec = config.spec;
+        EncodingSpec spec = config.spec;
         spec.dtype = dtype;
         spec.layout = layout;
         CheckRows(spec, config.ids, stats);
@@ -158,7 +157,7 @@ TEST(MultiAxisTest, RotationMatrixAtAngleZero_MinusSinIsNegativeZero) {
   // FLUX's -torch.sin(0) is -0.0: posenc serves the IEEE negation of the
   // exact +0, in every dtype.
   for (DType dtype : kDTypes) {
-    RealEncodingSpec spec = Flux();
+    EncodingSpec spec = Flux();
     spec.dtype = dtype;
     absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
     ASSERT_TRUE(plan.ok()) << plan.status();
@@ -183,7 +182,7 @@ TEST(MultiAxisTest, NearZeroCrossings_MatchMpfr) {
   CheckStats stats;
   for (DType dtype : kDTypes) {
     for (Layout layout : {Layout::kRotationMatrix, Layout::kRotateHalf}) {
-      RealEncodingSpec spec = Flux();
+      EncodingSpec spec = Flux();
       spec.dtype = dtype;
       spec.layout = layout;
       std::vector<double> ids;
@@ -200,9 +199,9 @@ TEST(MultiAxisTest, NearZeroCrossings_MatchMpfr) {
   ::posenc::testing::ReportChecked(stats);
 }
 
-RealEncodingSpec RandomSpec(std::mt19937_64& rng) {
+EncodingSpec RandomSpec(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(0, 1);
-  RealEncodingSpec s;
+  EncodingSpec s;
   s.dtype = kDTypes[rng() % 4];
   s.layout = kLayouts[rng() % 6];
   s.max_period = (rng() & 1) ? 10000 : 1 + u(rng) * 1e7;
@@ -239,7 +238,7 @@ TEST(MultiAxisTest, FreshRandomSamples_MatchMpfr) {
   std::uniform_real_distribution<double> u(0, 1);
   CheckStats stats;
   for (int n = 0; n < 80; ++n) {
-    const RealEncodingSpec spec = RandomSpec(rng);
+    const EncodingSpec spec = RandomSpec(rng);
     absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
     ASSERT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
     const double limit = plan->max_abs_position();
@@ -278,7 +277,7 @@ TEST(MultiAxisTest, GridRows_SameBitsAsTuplesAndMpfr) {
   // ComputeGridRows (axis tables for the repeating axes) against
   // ComputeRows of the same ids and the reference, every dtype x layout.
   CheckStats stats;
-  PointGrid grid;
+  PositionGrid grid;
   grid.start = {1, -2, 30};
   grid.count = {1, 5, 7};
   std::vector<double> ids;
@@ -287,8 +286,8 @@ TEST(MultiAxisTest, GridRows_SameBitsAsTuplesAndMpfr) {
   }
   for (DType dtype : kDTypes) {
     for (Layout layout : kLayouts) {
-      for (const RealEncodingSpec& base : {Flux(), Qwen3Vl()}) {
-        RealEncodingSpec spec = base;
+      for (const EncodingSpec& base : {Flux(), Qwen3Vl()}) {
+        EncodingSpec spec = base;
         spec.dtype = dtype;
         spec.layout = layout;
         absl::StatusOr<RealEncodingPlan> plan =
@@ -312,8 +311,8 @@ TEST(MultiAxisTest, GridRows_SameBitsAsTuplesAndMpfr) {
 // below RealEncodingPlan::kAngleStep, and computes a point whose
 // coordinates are all equal as one row-order segment. Three small specs
 // (so that every layout x dtype stays cheap to check) with the edges.
-RealEncodingSpec SmallSections() {
-  RealEncodingSpec s;
+EncodingSpec SmallSections() {
+  EncodingSpec s;
   s.dim = 32;
   s.max_period = 1000000;
   s.mrope_section = {3, 5, 8};
@@ -321,8 +320,8 @@ RealEncodingSpec SmallSections() {
   return s;
 }
 
-RealEncodingSpec SmallInterleaved() {
-  RealEncodingSpec s = SmallSections();
+EncodingSpec SmallInterleaved() {
+  EncodingSpec s = SmallSections();
   s.mrope_section = {4, 6, 6};
   s.mrope_interleaved = true;
   return s;
@@ -332,15 +331,15 @@ RealEncodingSpec SmallInterleaved() {
 // pairs (width 2..11, height 1..13), and the temporal coordinate's pairs
 // 0..12 then 14, 15: a run of stride 3 followed by one of stride 1 in one
 // segment.
-RealEncodingSpec SmallInterleavedTail() {
-  RealEncodingSpec s = SmallSections();
+EncodingSpec SmallInterleavedTail() {
+  EncodingSpec s = SmallSections();
   s.mrope_section = {7, 5, 4};
   s.mrope_interleaved = true;
   return s;
 }
 
-RealEncodingSpec SmallAxes() {
-  RealEncodingSpec s;
+EncodingSpec SmallAxes() {
+  EncodingSpec s;
   s.axes_dim = {6, 10, 16};
   s.coordinates = 3;
   return s;
@@ -400,12 +399,12 @@ std::vector<double> RunEdgeIds(double limit) {
 
 TEST(MultiAxisTest, AngleAdditionRunEdges_EveryLayoutAndDtypeMatchMpfr) {
   CheckStats stats;
-  for (const RealEncodingSpec& base :
+  for (const EncodingSpec& base :
        {SmallSections(), SmallInterleaved(), SmallInterleavedTail(),
         SmallAxes(), Qwen2Vl()}) {
     for (DType dtype : kDTypes) {
       for (Layout layout : kLayouts) {
-        RealEncodingSpec spec = base;
+        EncodingSpec spec = base;
         spec.dtype = dtype;
         spec.layout = layout;
         absl::StatusOr<RealEncodingPlan> plan =
@@ -427,14 +426,14 @@ TEST(MultiAxisTest, AnchorsNearZeroCrossings_MatchMpfr) {
   // it. Whole rows and one section at a time; the dtypes whose rounding
   // the fast path decides.
   CheckStats stats;
-  RealEncodingSpec base;
+  EncodingSpec base;
   base.dim = 8;
   base.max_period = 1000000;
   base.mrope_section = {1, 1, 2};
   base.coordinates = 3;
   for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     for (Layout layout : {Layout::kConcatSinCos, Layout::kRotationMatrix}) {
-      RealEncodingSpec spec = base;
+      EncodingSpec spec = base;
       spec.dtype = dtype;
       spec.layout = layout;
       std::vector<double> ids;
@@ -460,7 +459,7 @@ TEST(MultiAxisTest, RunsThroughZeroCrossings_SlowColumnsMatchMpfr) {
   // the per-value path (the runs' slow callbacks), whole rows and runs of
   // one section, forwards, backwards and through 0, in every dtype.
   CheckStats stats;
-  RealEncodingSpec base;
+  EncodingSpec base;
   base.dim = 16;
   base.mrope_section = {2, 3, 3};
   base.coordinates = 3;
@@ -476,7 +475,7 @@ TEST(MultiAxisTest, RunsThroughZeroCrossings_SlowColumnsMatchMpfr) {
   for (DType dtype : kDTypes) {
     for (Layout layout :
          {Layout::kRotateHalf, Layout::kInterleaved, Layout::kRotationMatrix}) {
-      RealEncodingSpec spec = base;
+      EncodingSpec spec = base;
       spec.dtype = dtype;
       spec.layout = layout;
       CheckRows(spec, ids, stats);
@@ -498,7 +497,7 @@ TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
   constexpr uint32_t kStep = RealEncodingPlan::kAngleStep;
   CheckStats stats;
   for (int n = 0; n < 24; ++n) {
-    const RealEncodingSpec spec = RandomSpec(rng);
+    const EncodingSpec spec = RandomSpec(rng);
     absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
     ASSERT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
     const double limit = plan->max_abs_position();
@@ -548,7 +547,7 @@ TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
 }
 
 // Validation: the exact code and the field named.
-void ExpectInvalid(const RealEncodingSpec& spec, const std::string& field) {
+void ExpectInvalid(const EncodingSpec& spec, const std::string& field) {
   const absl::StatusOr<RealEncodingPlan> plan =
       RealEncodingPlan::Create(spec, {});
   ASSERT_FALSE(plan.ok()) << spec.DebugString();
@@ -558,7 +557,7 @@ void ExpectInvalid(const RealEncodingSpec& spec, const std::string& field) {
 }
 
 TEST(MultiAxisTest, BadSpecs_InvalidArgumentNamingTheField) {
-  RealEncodingSpec s = Flux();
+  EncodingSpec s = Flux();
   s.axes_dim[1] = 55;
   ExpectInvalid(s, "spec.axes_dim[1]");
   s = Flux();
@@ -609,7 +608,7 @@ TEST(MultiAxisTest, BadSpecs_InvalidArgumentNamingTheField) {
   s.mrope_section = {24, 20, 10, 10};
   s.coordinates = 4;
   ExpectInvalid(s, "spec.mrope_section");
-  RealEncodingSpec plain;
+  EncodingSpec plain;
   plain.dim = 64;
   plain.mrope_interleaved = true;
   ExpectInvalid(plain, "spec.mrope_interleaved");
@@ -622,7 +621,7 @@ TEST(MultiAxisTest, BadSpecs_InvalidArgumentNamingTheField) {
 }
 
 TEST(MultiAxisTest, HugeFrequencyRange_InvalidArgument) {
-  RealEncodingSpec s = Flux();
+  EncodingSpec s = Flux();
   s.max_period = 1e300;  // axis 1's last frequency 1e300^(-54/56) < 2^-800
   ExpectInvalid(s, "spec.max_period");
 }

@@ -1,4 +1,4 @@
-// Each preset (core/presets.h) against an MPFR reference of the library
+// Each preset (presets/presets.h) against an MPFR reference of the library
 // call it names, written from that library's code with its own arguments
 // (tests/numerics/library_reference.h): same bits in every dtype, on fixed
 // calls and on fresh random calls every run (seed printed; POSENC_SEED
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/presets.h"
-#include "core/real_encoding_plan.h"
-#include "core/shortest_double.h"
-#include "core/table.h"
+#include "core/cache/table.h"
+#include "core/numerics/shortest_double.h"
+#include "core/plan/real_encoding_plan.h"
 #include "gtest/gtest.h"
+#include "presets/presets.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
 #include "tests/numerics/library_reference.h"
@@ -36,10 +36,9 @@ using ::posenc::testing::NerfEncodingRow;
 using ::posenc::testing::RealElementBits;
 using Arguments = std::map<std::string, std::string>;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
+using ::posenc::testing::kDTypes;
 
-RealEncodingSpec Resolve(const std::string& name, Arguments args, DType dtype) {
+EncodingSpec Resolve(const std::string& name, Arguments args, DType dtype) {
   absl::StatusOr<PresetArguments> parsed =
       PresetArguments::Create(std::move(args));
   EXPECT_TRUE(parsed.ok()) << parsed.status();
@@ -47,13 +46,13 @@ RealEncodingSpec Resolve(const std::string& name, Arguments args, DType dtype) {
       ResolvePreset(name, *std::move(parsed), dtype, SpecLimits{});
   EXPECT_TRUE(resolved.ok()) << resolved.status();
   if (!resolved.ok()) return {};
-  EXPECT_TRUE(std::holds_alternative<RealEncodingSpec>(resolved->spec));
-  return std::get<RealEncodingSpec>(resolved->spec);
+  EXPECT_TRUE(std::holds_alternative<EncodingSpec>(resolved->spec));
+  return std::get<EncodingSpec>(resolved->spec);
 }
 
 // Rows of `points` (coordinates values each) by posenc, compared with the
 // library's reference rows; returns the values compared.
-uint64_t ExpectSameBits(const RealEncodingSpec& spec,
+uint64_t ExpectSameBits(const EncodingSpec& spec,
                         const std::vector<double>& points,
                         const std::vector<std::vector<uint64_t>>& expected,
                         const std::string& call) {
@@ -130,7 +129,7 @@ void CheckTimestepCall(const TimestepCall& call,
   std::string text = call.preset;
   for (const auto& [k, v] : call.args) absl::StrAppend(&text, " ", k, "=", v);
   for (DType dtype : kDTypes) {
-    const RealEncodingSpec spec = Resolve(call.preset, call.args, dtype);
+    const EncodingSpec spec = Resolve(call.preset, call.args, dtype);
     std::vector<std::vector<uint64_t>> expected;
     for (double t : timesteps)
       expected.push_back(call.row(call.args, t, dtype));
@@ -184,8 +183,7 @@ TEST(PresetExactnessTest, NerfEncoding_EveryDtypeMatchesLibraryFormula) {
       {0.1, -0.7, 0.333}, {0.123456789, 0.987654321, -0.5551}};
   uint64_t compared = 0;
   for (DType dtype : kDTypes) {
-    const RealEncodingSpec spec =
-        Resolve("nerfstudio.NeRFEncoding", args, dtype);
+    const EncodingSpec spec = Resolve("nerfstudio.NeRFEncoding", args, dtype);
     std::vector<double> flat;
     std::vector<std::vector<uint64_t>> expected;
     for (const auto& x : points) {
@@ -244,9 +242,8 @@ TEST(PresetExactnessTest, FreshRandomTimestepCalls_MatchLibraryFormula) {
               static_cast<unsigned long long>(compared));
 }
 
-std::variant<TableSpec, RealEncodingSpec> ResolveAny(const std::string& name,
-                                                     Arguments args,
-                                                     DType dtype) {
+std::variant<TableSpec, EncodingSpec> ResolveAny(const std::string& name,
+                                                 Arguments args, DType dtype) {
   absl::StatusOr<PresetArguments> parsed =
       PresetArguments::Create(std::move(args));
   EXPECT_TRUE(parsed.ok()) << parsed.status();
@@ -343,13 +340,13 @@ TEST(PresetExactnessTest, GridPresets_EveryDtypeMatchesLibraryCode) {
 // (tests/numerics/multi_axis_reference.h) for the spec the library call
 // means, written here by hand from the library's arguments.
 void CheckMultiAxisPreset(const std::string& name, const Arguments& args,
-                          RealEncodingSpec by_hand,
+                          EncodingSpec by_hand,
                           const std::vector<double>& points) {
   uint64_t compared = 0;
   for (DType dtype : kDTypes) {
     const auto any = ResolveAny(name, args, dtype);
-    ASSERT_TRUE(std::holds_alternative<RealEncodingSpec>(any)) << name;
-    const RealEncodingSpec& spec = std::get<RealEncodingSpec>(any);
+    ASSERT_TRUE(std::holds_alternative<EncodingSpec>(any)) << name;
+    const EncodingSpec& spec = std::get<EncodingSpec>(any);
     by_hand.dtype = dtype;
     std::vector<std::vector<uint64_t>> want;
     for (size_t p = 0; p < points.size(); p += by_hand.coordinates) {
@@ -364,7 +361,7 @@ void CheckMultiAxisPreset(const std::string& name, const Arguments& args,
 
 TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
   const std::vector<double> ids3 = {0, 0, 0, 0, 17, 5, 3, 63, 63, 1, 1000, 999};
-  RealEncodingSpec flux;  // EmbedND(128, 10000, [16, 56, 56])
+  EncodingSpec flux;  // EmbedND(128, 10000, [16, 56, 56])
   flux.layout = Layout::kRotationMatrix;
   flux.axes_dim = {16, 56, 56};
   flux.coordinates = 3;
@@ -372,12 +369,12 @@ TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
       "flux.EmbedND",
       {{"dim", "128"}, {"theta", "10000"}, {"axes_dim", "[16, 56, 56]"}}, flux,
       ids3);
-  RealEncodingSpec diffusers_flux = flux;
+  EncodingSpec diffusers_flux = flux;
   diffusers_flux.layout = Layout::kInterleavedPairs;
   CheckMultiAxisPreset("diffusers.FluxPosEmbed",
                        {{"theta", "10000"}, {"axes_dim", "(16, 56, 56)"}},
                        diffusers_flux, ids3);
-  RealEncodingSpec qwen2;  // head_dim 128, theta 1e6, [16, 24, 24]
+  EncodingSpec qwen2;  // head_dim 128, theta 1e6, [16, 24, 24]
   qwen2.dim = 128;
   qwen2.max_period = 1000000;
   qwen2.layout = Layout::kRotateHalf;
@@ -388,7 +385,7 @@ TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
                         {"rope_theta", "1000000.0"},
                         {"mrope_section", "[16, 24, 24]"}},
                        qwen2, ids3);
-  RealEncodingSpec qwen3 = qwen2;
+  EncodingSpec qwen3 = qwen2;
   qwen3.max_period = 5000000;
   qwen3.mrope_section = {24, 20, 20};
   qwen3.mrope_interleaved = true;
@@ -397,7 +394,7 @@ TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
                         {"rope_theta", "5000000"},
                         {"mrope_section", "[24, 20, 20]"}},
                        qwen3, ids3);
-  RealEncodingSpec axial;  // RotaryEmbeddingCat(64, in_pixels=False)
+  EncodingSpec axial;  // RotaryEmbeddingCat(64, in_pixels=False)
   axial.layout = Layout::kInterleavedPairs;
   axial.axes_dim = {32, 32};
   axial.coordinates = 2;

@@ -1,4 +1,4 @@
-// Encodings of real-valued points (core/real_encoding_plan.h) against the
+// Encodings of real-valued points (core/plan/real_encoding_plan.h) against the
 // independent MPFR reference (tests/numerics/real_reference.h): every
 // scheme x layout x dtype, fractional, negative, tiny and largest positions,
 // values near zero crossings and whole quarter turns, with a fresh seed on
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/real_encoding_plan.h"
+#include "core/plan/encoding.h"
+#include "core/plan/real_encoding_plan.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 
@@ -26,12 +26,10 @@ using ::posenc::testing::RealColumnOf;
 using ::posenc::testing::RealElementBits;
 using ::posenc::testing::RealReferenceBits;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
-constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                               Layout::kConcatCosSin};
+using ::posenc::testing::kDTypes;
+constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 
-RealEncodingPlan MakePlan(const RealEncodingSpec& spec) {
+RealEncodingPlan MakePlan(const EncodingSpec& spec) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
   EXPECT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
   return *std::move(plan);
@@ -39,8 +37,8 @@ RealEncodingPlan MakePlan(const RealEncodingSpec& spec) {
 
 // Computes the rows of `positions` and checks every sin/cos value against
 // the reference, the pad column and the included inputs.
-void CheckAll(const RealEncodingSpec& spec,
-              const std::vector<double>& positions, CheckStats& stats) {
+void CheckAll(const EncodingSpec& spec, const std::vector<double>& positions,
+              CheckStats& stats) {
   const RealEncodingPlan plan = MakePlan(spec);
   ASSERT_TRUE(plan.ValidatePositions(positions, 1 << 20).ok())
       << plan.ValidatePositions(positions, 1 << 20) << spec.DebugString();
@@ -86,7 +84,7 @@ void CheckAll(const RealEncodingSpec& spec,
 
 TEST(RealEncodingTest, WorkedExample_MatchesThePaper) {
   // d = 4, pos = 2: (0.9093, -0.4161, 0.0200, 0.9998).
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 4;
   const RealEncodingPlan plan = MakePlan(spec);
   std::vector<std::byte> row(spec.row_bytes());
@@ -112,7 +110,7 @@ TEST(RealEncodingTest, IntegerPositions_SameBitsAsTables) {
         table.dtype = dtype;
         table.layout = layout;
         table.frequency = t2t ? Frequency::kT2T : Frequency::kPaper;
-        RealEncodingSpec spec;
+        EncodingSpec spec;
         spec.dim = 320;
         spec.dtype = dtype;
         spec.layout = layout;
@@ -132,9 +130,9 @@ TEST(RealEncodingTest, IntegerPositions_SameBitsAsTables) {
 
 // Library-shaped specs: diffusers (flip, shift 0/1, scale), GLIDE, FLUX
 // (time_factor 1000), nerfstudio (octaves, 3 coordinates, include_input).
-std::vector<RealEncodingSpec> LibrarySpecs() {
-  std::vector<RealEncodingSpec> specs;
-  RealEncodingSpec s;
+std::vector<EncodingSpec> LibrarySpecs() {
+  std::vector<EncodingSpec> specs;
+  EncodingSpec s;
   s.dim = 320;  // SD 1.x UNet: flip_sin_to_cos, downscale_freq_shift 0
   s.layout = Layout::kConcatCosSin;
   specs.push_back(s);
@@ -171,7 +169,7 @@ TEST(RealEncodingTest, LibrarySpecs_EveryDtypeMatchesMpfr) {
   // 999.5 twice in a row: a repeated point's row is copied, not recomputed.
   const std::vector<double> timesteps = {
       0, 1, 999, 999.5, 999.5, 0.25, 1e-3, -1.5, 500.123456789, 0x1p-64};
-  for (RealEncodingSpec spec : LibrarySpecs()) {
+  for (EncodingSpec spec : LibrarySpecs()) {
     for (DType dtype : kDTypes) {
       spec.dtype = dtype;
       std::vector<double> xs;
@@ -193,7 +191,7 @@ TEST(RealEncodingTest, WholeQuarterTurns_ExactZerosAndOnes) {
   // pi / 2 for these x, so every value is exactly 0 or +-1 (and +0, never
   // a tiny value or -0).
   CheckStats stats;
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.scheme = FrequencyScheme::kOctaves;
   spec.num_frequencies = 10;
   spec.min_freq_exp = -2;
@@ -214,7 +212,7 @@ TEST(RealEncodingTest, NearlyIntegerOctaveExponent_TinyValuesKeepTheirSign) {
   // quarter turn, so it rounds to -0 (and +0 for e_1 < 0); the reference
   // took anything within 2^-280 of its angle for an exact +0.
   CheckStats stats;
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.scheme = FrequencyScheme::kOctaves;
   spec.num_frequencies = 2;
   for (double e : {1.3202428078732969e-192, -1.3202428078732969e-192, 0x1p-60,
@@ -237,7 +235,7 @@ TEST(RealEncodingTest, NearlyIntegerOctaveExponent_TinyValuesKeepTheirSign) {
 TEST(RealEncodingTest, NearZeroCrossings_MatchMpfr) {
   // x = RN(m pi / f_i): sin(x f_i) is tiny, where the fast path is risky.
   CheckStats stats;
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 64;
   for (DType dtype : kDTypes) {
     spec.dtype = dtype;
@@ -253,8 +251,8 @@ TEST(RealEncodingTest, NearZeroCrossings_MatchMpfr) {
   ::posenc::testing::ReportChecked(stats);
 }
 
-RealEncodingSpec RandomSpec(std::mt19937_64& rng) {
-  RealEncodingSpec s;
+EncodingSpec RandomSpec(std::mt19937_64& rng) {
+  EncodingSpec s;
   s.dtype = kDTypes[rng() % 4];
   s.layout = kLayouts[rng() % 3];
   std::uniform_real_distribution<double> u(0, 1);
@@ -289,7 +287,7 @@ TEST(RealEncodingTest, FreshRandomSamples_MatchMpfr) {
   CheckStats stats;
   std::uniform_real_distribution<double> u(0, 1);
   for (int n = 0; n < 60; ++n) {
-    const RealEncodingSpec spec = RandomSpec(rng);
+    const EncodingSpec spec = RandomSpec(rng);
     absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
     if (!plan.ok()) continue;  // a frequency out of range: refused, fine
     const double limit = plan->max_abs_position();
@@ -322,7 +320,7 @@ TEST(RealEncodingTest, FreshRandomSamples_MatchMpfr) {
 }
 
 // Validation: the exact code and the field named.
-void ExpectInvalid(const RealEncodingSpec& spec, const std::string& field) {
+void ExpectInvalid(const EncodingSpec& spec, const std::string& field) {
   const absl::StatusOr<RealEncodingPlan> plan =
       RealEncodingPlan::Create(spec, {});
   ASSERT_FALSE(plan.ok()) << spec.DebugString();
@@ -332,7 +330,7 @@ void ExpectInvalid(const RealEncodingSpec& spec, const std::string& field) {
 }
 
 TEST(RealEncodingTest, BadSpecs_InvalidArgumentNamingTheField) {
-  RealEncodingSpec s;
+  EncodingSpec s;
   ExpectInvalid(s, "spec.dim");  // unset
   s.dim = 7;
   ExpectInvalid(s, "spec.dim");  // odd without the pad
@@ -378,7 +376,7 @@ TEST(RealEncodingTest, BadSpecs_InvalidArgumentNamingTheField) {
 }
 
 TEST(RealEncodingTest, BadPositions_NameTheEntry) {
-  RealEncodingSpec s;
+  EncodingSpec s;
   s.dim = 8;
   s.scale = 1000;
   const RealEncodingPlan plan = MakePlan(s);
@@ -411,7 +409,7 @@ TEST(RealEncodingTest, BadPositions_NameTheEntry) {
 }
 
 TEST(RealEncodingTest, IncludeInput_Float16OverflowsToInfinity) {
-  RealEncodingSpec s;
+  EncodingSpec s;
   s.scheme = FrequencyScheme::kOctaves;
   s.num_frequencies = 1;
   s.min_freq_exp = s.max_freq_exp = -20;

@@ -11,7 +11,7 @@ namespace posenc::testing {
 namespace {
 
 // f_i (scale included) at precision p.
-void Frequency(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr f,
+void Frequency(const EncodingSpec& spec, uint32_t i, mpfr_ptr f,
                mpfr_prec_t p) {
   mpfr_t e, b;
   mpfr_init2(e, p + 1200);  // room for the exact half - shift
@@ -52,7 +52,7 @@ void Frequency(const RealEncodingSpec& spec, uint32_t i, mpfr_ptr f,
 // not, so never; an octave frequency 2 pi 2^e_i only with an integer e_i
 // (2^e is irrational for a non-integer rational e: the exponents are
 // rationals, doubles and n - 1), when 4 x scale 2^e_i is an integer.
-bool WholeQuarterTurns(const RealEncodingSpec& spec, uint32_t i, double x,
+bool WholeQuarterTurns(const EncodingSpec& spec, uint32_t i, double x,
                        int* quadrant) {
   if (spec.scheme != FrequencyScheme::kOctaves) return false;
   // Doubles span 2^-1074..2^1024: 2200 bits hold any sum of two exactly.
@@ -103,7 +103,7 @@ bool WholeQuarterTurns(const RealEncodingSpec& spec, uint32_t i, double x,
 
 }  // namespace
 
-uint64_t RealReferenceBits(const RealEncodingSpec& spec, uint32_t i, double x,
+uint64_t RealReferenceBits(const EncodingSpec& spec, uint32_t i, double x,
                            bool is_sin) {
   int quadrant = 0;
   if (x != 0 && WholeQuarterTurns(spec, i, x, &quadrant)) {
@@ -150,7 +150,7 @@ uint64_t RealReferenceBits(const RealEncodingSpec& spec, uint32_t i, double x,
   throw std::runtime_error("RealReferenceBits: undecided at 20000 bits");
 }
 
-size_t RealColumnOf(const RealEncodingSpec& spec, uint32_t c, uint32_t i,
+size_t RealColumnOf(const EncodingSpec& spec, uint32_t c, uint32_t i,
                     bool is_sin) {
   const size_t half = spec.scheme == FrequencyScheme::kExponential
                           ? spec.dim / 2
@@ -167,7 +167,7 @@ size_t RealColumnOf(const RealEncodingSpec& spec, uint32_t c, uint32_t i,
   }
 }
 
-uint64_t RealElementBits(const RealEncodingSpec& spec, const std::byte* row,
+uint64_t RealElementBits(const EncodingSpec& spec, const std::byte* row,
                          size_t col) {
   const size_t size = DTypeSize(spec.dtype);
   uint64_t bits = 0;

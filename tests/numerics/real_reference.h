@@ -1,5 +1,5 @@
 // Independent MPFR reference for the encodings of real-valued points
-// (core/real_encoding_spec.h), written from the libraries' formulas rather
+// (core/spec/encoding_spec.h), written from the libraries' formulas rather
 // than from core/: diffusers' and GLIDE's exp(-ln(max_period) i /
 // (half - shift)) as mpfr_pow(max_period, -i / (half - shift)), nerfstudio's
 // 2 pi 2^linspace(min, max, n) as mpfr_ui_pow(2, e) at each exponent, then
@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/real_encoding_spec.h"
+#include "core/spec/encoding_spec.h"
 
 namespace posenc::testing {
 
@@ -23,16 +23,16 @@ namespace posenc::testing {
 // with an integer exponent e_i (zeros are +0); every other value is nonzero and
 // rounded from MPFR at a precision that decides it, however tiny (a tiny
 // negative value is -0, e.g. sin(pi (1 + 2^-600))).
-uint64_t RealReferenceBits(const RealEncodingSpec& spec, uint32_t i, double x,
+uint64_t RealReferenceBits(const EncodingSpec& spec, uint32_t i, double x,
                            bool is_sin);
 
 // Column of the sin (or cos) value of pair i of coordinate c, by the
 // layout's definition in proto/posenc/v1/posenc.proto.
-size_t RealColumnOf(const RealEncodingSpec& spec, uint32_t c, uint32_t i,
+size_t RealColumnOf(const EncodingSpec& spec, uint32_t c, uint32_t i,
                     bool is_sin);
 
 // Element `col` of a row as raw bits.
-uint64_t RealElementBits(const RealEncodingSpec& spec, const std::byte* row,
+uint64_t RealElementBits(const EncodingSpec& spec, const std::byte* row,
                          size_t col);
 
 }  // namespace posenc::testing

@@ -1,7 +1,7 @@
 // Independent MPFR reference for RoPE tables: the scaled frequencies f'_i
 // and the attention factor a of every scheme, written from the formulas in
 // proto/posenc/v1/posenc.proto (RopeType) and HF transformers'
-// modeling_rope_utils.py, without calling core/rope.h's functions.
+// modeling_rope_utils.py, without calling core/spec/rope.h's functions.
 // It differs from core/ on purpose: f_i by mpfr_pow (core: exp/log), the
 // YaRN correction dimensions by log2, 512-bit working precision, and every
 // decision (ramp ends, Llama 3 bands, the LongRoPE list) taken at that
@@ -21,8 +21,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc::testing {
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "core/encoding.h"
-#include "core/rope.h"
-#include "core/table_spec.h"
+#include "core/plan/encoding.h"
+#include "core/spec/rope.h"
+#include "core/spec/table_spec.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
 
@@ -27,8 +27,7 @@ namespace {
 
 using testing::RopeReference;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
+using ::posenc::testing::kDTypes;
 constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
                                Layout::kConcatCosSin, Layout::kRotateHalf,
                                Layout::kInterleavedPairs};
@@ -362,11 +361,11 @@ TEST(RopeReference, LongRope_ShortAndLongLists_MatchMpfr) {
   testing::ReportChecked(stats);
 }
 
-// ScaledFrequencies192 (core/rope.h: f'_i as powers of f_1 or f'_1, one
+// ScaledFrequencies192 (core/spec/rope.h: f'_i as powers of f_1 or f'_1, one
 // rounding per power) against the reference's f'_i (mpfr_pow per pair, 576
 // bits), every pair, for every scheme at d = 4096 and d = 65536: pairs up to
 // 32767, where the powers' error is largest. The claim is 2^-180 relative;
-// the analysis in core/rope.cc gives about 2^-191.9.
+// the analysis in core/spec/rope.cc gives about 2^-191.9.
 TEST(RopeReference, ScaledFrequenciesAsPowers_Within2ToMinus180AtLargeD) {
   struct Scheme {
     const char* name;

@@ -1,4 +1,4 @@
-// RealEncodingSpec::scale_divisor (angle x * scale * f_i / scale_divisor,
+// EncodingSpec::scale_divisor (angle x * scale * f_i / scale_divisor,
 // the exact rational positions of grid tables) against the independent MPFR
 // reference (tests/numerics/real_reference.h): every layout x dtype, both
 // schemes, divisors from 3 to 2^32 - 1, whole quarter turns that only a
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
+#include "core/plan/real_encoding_plan.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 
@@ -27,14 +27,12 @@ using ::posenc::testing::RealColumnOf;
 using ::posenc::testing::RealElementBits;
 using ::posenc::testing::RealReferenceBits;
 
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                             DType::kBFloat16};
-constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                               Layout::kConcatCosSin};
+using ::posenc::testing::kDTypes;
+constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 
 // Computes the rows of one-coordinate points `xs` and checks every sin/cos
 // value against the reference.
-void CheckAll(const RealEncodingSpec& spec, const std::vector<double>& xs,
+void CheckAll(const EncodingSpec& spec, const std::vector<double>& xs,
               CheckStats& stats) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
   ASSERT_TRUE(plan.ok()) << plan.status() << " " << spec.DebugString();
@@ -72,7 +70,7 @@ TEST(ScaleDivisorTest, GridPositions_EveryLayoutAndDtypeMatchesMpfr) {
                         Case{32, 1, 4294967291u}}) {
     for (DType dtype : kDTypes) {
       for (Layout layout : kLayouts) {
-        RealEncodingSpec spec;
+        EncodingSpec spec;
         spec.dim = c.dim;
         spec.dtype = dtype;
         spec.layout = layout;
@@ -92,12 +90,12 @@ TEST(ScaleDivisorTest, PowerOfTwoDivisor_SameBitsAsDividedPosition) {
   // x / 2^k is exact in double: the divisor must not change a single bit.
   for (DType dtype : kDTypes) {
     for (Layout layout : kLayouts) {
-      RealEncodingSpec divided;
+      EncodingSpec divided;
       divided.dim = 128;
       divided.dtype = dtype;
       divided.layout = layout;
       divided.scale_divisor = 8;
-      RealEncodingSpec plain = divided;
+      EncodingSpec plain = divided;
       plain.scale_divisor = 1;
       const std::vector<double> xs = {1, 3, 8, 1001, 65535};
       std::vector<double> ys;
@@ -119,7 +117,7 @@ TEST(ScaleDivisorTest, OctavesWholeOnlyAfterDividing_ExactZerosAndOnes) {
   // 2 pi 2^e x / 3 is a multiple of pi / 2 exactly when 3 divides
   // x 2^(e + 2): x = 3, 6, 1.5 (e >= 0) give exact 0 / +-1, x = 1 does not.
   CheckStats stats;
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.scheme = FrequencyScheme::kOctaves;
   spec.num_frequencies = 6;
   spec.min_freq_exp = -1;
@@ -147,7 +145,7 @@ TEST(ScaleDivisorTest, FreshRandomSamples_MatchMpfr) {
   std::uniform_real_distribution<double> u(0, 1);
   CheckStats stats;
   for (int n = 0; n < 48; ++n) {
-    RealEncodingSpec spec;
+    EncodingSpec spec;
     spec.dtype = kDTypes[rng() % 4];
     spec.layout = kLayouts[rng() % 3];
     spec.dim = 2 * (1 + rng() % 200);
@@ -180,7 +178,7 @@ TEST(ScaleDivisorTest, FreshRandomSamples_MatchMpfr) {
 }
 
 TEST(ScaleDivisorTest, Zero_InvalidArgumentNamingTheField) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 8;
   spec.scale_divisor = 0;
   const absl::StatusOr<RealEncodingPlan> plan =
@@ -194,7 +192,7 @@ TEST(ScaleDivisorTest, Zero_InvalidArgumentNamingTheField) {
 
 TEST(ScaleDivisorTest, LargeDivisor_LimitGrowsWithIt) {
   // F_0 = 1 / q: the largest position is about 2^24 q.
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 16;
   spec.scale_divisor = 1000;
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});

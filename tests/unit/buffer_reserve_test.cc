@@ -1,7 +1,7 @@
 // BufferReserve on real mappings: what it keeps is still mapped and faulted
 // in (mincore), what it lets go is unmapped, and it never holds more than its
 // bound. Also AllocateLargeBuffer / FreeLargeBuffer through WarmReserve().
-#include "core/buffer_reserve.h"
+#include "core/runtime/buffer_reserve.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/large_buffer.h"
+#include "core/runtime/large_buffer.h"
 #include "gtest/gtest.h"
 
 namespace posenc {

@@ -122,7 +122,7 @@ TEST(CliArgsTest, EncodingSpec_ExponentialAndOctaves) {
       {"--dim", "321", "--pad-odd-dim", "--layout", "concat_cos_sin", "--scale",
        "1000", "--max-period", "500", "--shift", "1", "--dtype", "bfloat16"});
   ASSERT_TRUE(args.ok());
-  absl::StatusOr<RealEncodingSpec> spec = args->GetEncodingSpec();
+  absl::StatusOr<EncodingSpec> spec = args->GetEncodingSpec();
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->scheme, FrequencyScheme::kExponential);
   EXPECT_EQ(spec->dim, 321u);
@@ -170,7 +170,7 @@ TEST(CliArgsTest, EncodingSpec_RefusalsNameTheOption) {
        }) {
     absl::StatusOr<CliArgs> args = ParseEncode(argv);
     ASSERT_TRUE(args.ok()) << name;
-    absl::StatusOr<RealEncodingSpec> spec = args->GetEncodingSpec();
+    absl::StatusOr<EncodingSpec> spec = args->GetEncodingSpec();
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << name;
     EXPECT_THAT(spec.status().message(), HasSubstr(name));
   }
@@ -250,7 +250,7 @@ TEST(CliArgsTest, EncodingSpec_MultiAxisCoordinatesFromTheAxes) {
   absl::StatusOr<CliArgs> args =
       ParseEncode({"--axes-dim", "16,56,56", "--layout", "rotation_matrix"});
   ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<RealEncodingSpec> spec = args->GetEncodingSpec();
+  absl::StatusOr<EncodingSpec> spec = args->GetEncodingSpec();
   ASSERT_TRUE(spec.ok()) << spec.status();  // no --dim needed
   EXPECT_EQ(spec->axes_dim, (std::vector<uint32_t>{16, 56, 56}));
   EXPECT_EQ(spec->coordinates, 3u);
@@ -278,14 +278,14 @@ TEST(CliArgsTest, EncodingSpec_MultiAxisCoordinatesFromTheAxes) {
 TEST(CliArgsTest, Grid_StartCountPerCoordinate) {
   absl::StatusOr<CliArgs> args = ParseEncode({"--grid", "0,-3:64,5:0"});
   ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<PointGrid> grid = args->GetGrid("grid");
+  absl::StatusOr<PositionGrid> grid = args->GetGrid("grid");
   ASSERT_TRUE(grid.ok()) << grid.status();
   EXPECT_EQ(grid->start, (std::vector<int32_t>{0, -3, 5}));
   EXPECT_EQ(grid->count, (std::vector<uint32_t>{1, 64, 1}));
   for (const char* bad : {"0:1:2", "a", "1:-2", "1:x", ""}) {
     args = ParseEncode({"--grid", bad});
     if (!args.ok()) continue;  // "" has no value: the parser's refusal
-    absl::StatusOr<PointGrid> g = args->GetGrid("grid");
+    absl::StatusOr<PositionGrid> g = args->GetGrid("grid");
     EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(g.status().message(), HasSubstr("--grid")) << bad;
   }

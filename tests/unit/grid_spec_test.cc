@@ -1,4 +1,4 @@
-// ValidateSpec on grid tables (core/grid_spec.h): each bad field is
+// ValidateSpec on grid tables (core/spec/grid_spec.h): each bad field is
 // INVALID_ARGUMENT naming it; the cache key (==, hash) tells grids apart.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/hash/hash.h"
-#include "core/table_spec.h"
+#include "core/spec/table_spec.h"
 
 namespace posenc {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 // MAE ViT-B/16: 14 x 14 + cls, 768 channels, column block first.
 TableSpec Mae() {
   auto grid = std::make_shared<GridSpec>();
-  GridAxis axis;
+  GridSpecAxis axis;
   axis.size = 14;
   axis.channels = 384;
   grid->axes = {axis, axis};
@@ -59,7 +59,7 @@ TEST(GridSpecTest, AxisCount_InvalidOutside1To3) {
                 }),
                 "spec.grid.axes");
   ExpectInvalid(WithGrid([](GridSpec& g, TableSpec& s) {
-                  GridAxis a;
+                  GridSpecAxis a;
                   a.size = 2;
                   a.channels = 2;
                   g.axes = {a, a, a, a};
@@ -118,7 +118,7 @@ TEST(GridSpecTest, RowsPastMaxLenLimit_Invalid) {
   ExpectInvalid(Mae(), "spec.grid", limits);
   // A product past 2^64 does not wrap around.
   ExpectInvalid(WithGrid([](GridSpec& g, TableSpec& s) {
-                  GridAxis a;
+                  GridSpecAxis a;
                   a.size = 0xFFFFFFFFu;
                   a.channels = 2;
                   g.axes = {a, a, a};

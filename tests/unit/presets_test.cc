@@ -1,9 +1,9 @@
-// Presets (core/presets.h), their argument parsing
-// (core/preset_arguments.h), the model-config readers
-// (common/model_config.h) and the ResolvePreset request step
-// (common/preset_request.h): what each call resolves to, and the exact
+// Presets (presets/presets.h), their argument parsing
+// (presets/preset_arguments.h), the model-config readers
+// (presets/model_config.h) and the ResolvePreset request step
+// (convert/preset_request.h): what each call resolves to, and the exact
 // status and field named for every bad input.
-#include "core/presets.h"
+#include "presets/presets.h"
 
 #include <fstream>
 #include <map>
@@ -11,9 +11,9 @@
 #include <string>
 #include <variant>
 
-#include "common/model_config.h"
-#include "common/preset_request.h"
+#include "convert/preset_request.h"
 #include "gtest/gtest.h"
+#include "presets/model_config.h"
 
 namespace posenc {
 namespace {
@@ -45,7 +45,7 @@ TEST(PresetsTest, DiffusersDefaults_SinCosShiftOne) {
   absl::StatusOr<ResolvedPreset> r =
       Resolve("diffusers.get_timestep_embedding", {{"embedding_dim", "320"}});
   ASSERT_TRUE(r.ok()) << r.status();
-  const auto& spec = std::get<RealEncodingSpec>(r->spec);
+  const auto& spec = std::get<EncodingSpec>(r->spec);
   EXPECT_EQ(spec.dim, 320u);
   EXPECT_EQ(spec.layout, Layout::kConcatSinCos);
   EXPECT_EQ(spec.shift, 1);
@@ -62,7 +62,7 @@ TEST(PresetsTest, PythonSpellings_Accepted) {
                                               {"downscale_freq_shift", "0"},
                                               {"scale", "1e3"}});
   ASSERT_TRUE(r.ok()) << r.status();
-  const auto& spec = std::get<RealEncodingSpec>(r->spec);
+  const auto& spec = std::get<EncodingSpec>(r->spec);
   EXPECT_EQ(spec.dim, 321u);
   EXPECT_TRUE(spec.pad_odd_dim);  // diffusers' zero column
   EXPECT_EQ(spec.layout, Layout::kConcatCosSin);
@@ -73,7 +73,7 @@ TEST(PresetsTest, FluxTimestep_TimeFactorIsTheScale) {
   absl::StatusOr<ResolvedPreset> r =
       Resolve("flux.timestep_embedding", {{"dim", "256"}});
   ASSERT_TRUE(r.ok()) << r.status();
-  const auto& spec = std::get<RealEncodingSpec>(r->spec);
+  const auto& spec = std::get<EncodingSpec>(r->spec);
   EXPECT_EQ(spec.layout, Layout::kConcatCosSin);
   EXPECT_EQ(spec.shift, 0);
   EXPECT_EQ(spec.scale, 1000);
@@ -87,7 +87,7 @@ TEST(PresetsTest, Nerf_OctavesOverEveryCoordinate) {
                                           {"max_freq_exp", "8"},
                                           {"include_input", "true"}});
   ASSERT_TRUE(r.ok()) << r.status();
-  const auto& spec = std::get<RealEncodingSpec>(r->spec);
+  const auto& spec = std::get<EncodingSpec>(r->spec);
   EXPECT_EQ(spec.scheme, FrequencyScheme::kOctaves);
   EXPECT_EQ(spec.width(), 3u * 10 * 2 + 3);
 }

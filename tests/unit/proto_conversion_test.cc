@@ -1,4 +1,4 @@
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 
 #include "gtest/gtest.h"
 
@@ -56,7 +56,7 @@ TEST(EncodingSpecFromProtoTest, OctavesWithExplicitDefaultMaxPeriod_Invalid) {
   ASSERT_TRUE(EncodingSpecFromProto(proto).ok());
   // 10000 is the core spec's default: only the proto can tell it was sent.
   proto.set_max_period(10000);
-  absl::StatusOr<RealEncodingSpec> got = EncodingSpecFromProto(proto);
+  absl::StatusOr<EncodingSpec> got = EncodingSpecFromProto(proto);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(got.status().message().find("spec.max_period: 10000 is only for "
@@ -71,7 +71,7 @@ TEST(EncodingSpecFromProtoTest, MultiAxis_CoordinatesDefaultToTheAxes) {
   proto.add_axes_dim(56);
   proto.add_axes_dim(56);
   proto.set_layout(v1::LAYOUT_ROTATION_MATRIX);
-  absl::StatusOr<RealEncodingSpec> got = EncodingSpecFromProto(proto);
+  absl::StatusOr<EncodingSpec> got = EncodingSpecFromProto(proto);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->coordinates, 3u);
   EXPECT_EQ(got->axes_dim, (std::vector<uint32_t>{16, 56, 56}));
@@ -96,7 +96,7 @@ TEST(EncodingSpecFromProtoTest, MultiAxis_CoordinatesDefaultToTheAxes) {
 }
 
 TEST(EncodingSpecFromProtoTest, MultiAxisRoundTrip_KeepsEveryField) {
-  RealEncodingSpec spec;
+  EncodingSpec spec;
   spec.dim = 128;
   spec.max_period = 5000000;
   spec.mrope_section = {24, 20, 20};
@@ -104,11 +104,11 @@ TEST(EncodingSpecFromProtoTest, MultiAxisRoundTrip_KeepsEveryField) {
   spec.coordinates = 3;
   spec.layout = Layout::kRotateHalf;
   spec.dtype = DType::kBFloat16;
-  absl::StatusOr<RealEncodingSpec> back =
+  absl::StatusOr<EncodingSpec> back =
       EncodingSpecFromProto(EncodingSpecToProto(spec));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->DebugString(), spec.DebugString());
-  spec = RealEncodingSpec();
+  spec = EncodingSpec();
   spec.axes_dim = {32, 32};
   spec.coordinates = 2;
   spec.layout = Layout::kRotationMatrix;
@@ -123,7 +123,7 @@ TEST(GridFromProtoTest, UnsetCountIsOne) {
   v1::GridAxis* axis = proto.add_axes();
   axis->set_start(5);
   axis->set_count(4);
-  const PointGrid grid = GridFromProto(proto);
+  const PositionGrid grid = GridFromProto(proto);
   EXPECT_EQ(grid.start, (std::vector<int32_t>{-3, 5}));
   EXPECT_EQ(grid.count, (std::vector<uint32_t>{1, 4}));
   absl::StatusOr<uint32_t> points = CountGridPoints(grid, 2, 100);

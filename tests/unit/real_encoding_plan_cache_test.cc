@@ -1,7 +1,7 @@
-// RealEncodingPlanCache: Encode's kept plans (core/real_encoding_plan_cache.h)
-// on real plans: a kept plan gives the same bytes as a fresh one, the bounds
-// hold, errors are never kept.
-#include "core/real_encoding_plan_cache.h"
+// RealEncodingPlanCache: Encode's kept plans
+// (core/cache/real_encoding_plan_cache.h) on real plans: a kept plan gives the
+// same bytes as a fresh one, the bounds hold, errors are never kept.
+#include "core/cache/real_encoding_plan_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -11,14 +11,14 @@
 #include <thread>
 #include <vector>
 
-#include "core/real_encoding_plan.h"
-#include "core/real_encoding_spec.h"
+#include "core/plan/real_encoding_plan.h"
+#include "core/spec/encoding_spec.h"
 
 namespace posenc {
 namespace {
 
-RealEncodingSpec Timesteps(uint32_t dim, double scale = 1000) {
-  RealEncodingSpec s;
+EncodingSpec Timesteps(uint32_t dim, double scale = 1000) {
+  EncodingSpec s;
   s.dim = dim;
   s.layout = Layout::kConcatCosSin;
   s.scale = scale;
@@ -54,10 +54,10 @@ TEST(RealEncodingPlanCacheTest, SameSpecTwice_OnePlanAndTheBytesOfAFreshOne) {
 
 TEST(RealEncodingPlanCacheTest, SpecsThatDifferInOneField_EachItsOwnPlan) {
   RealEncodingPlanCache cache({}, 8, size_t{1} << 20);
-  RealEncodingSpec a = Timesteps(64);
-  RealEncodingSpec b = a;
+  EncodingSpec a = Timesteps(64);
+  EncodingSpec b = a;
   b.shift = 1;  // diffusers' downscale_freq_shift
-  RealEncodingSpec c = a;
+  EncodingSpec c = a;
   c.dtype = DType::kBFloat16;
   auto pa = cache.Get(a);
   auto pb = cache.Get(b);
@@ -115,7 +115,7 @@ TEST(RealEncodingPlanCacheTest, PlanOverTheByteBound_UsedButNotKept) {
 
 TEST(RealEncodingPlanCacheTest, BadSpec_InvalidArgumentEveryTimeNeverKept) {
   RealEncodingPlanCache cache({}, 4, size_t{1} << 20);
-  RealEncodingSpec s = Timesteps(8);
+  EncodingSpec s = Timesteps(8);
   s.shift = 3.9999;  // f_3 = 10000^(-3/0.0001): far below 2^-800
   for (int k = 0; k < 2; ++k) {
     auto got = cache.Get(s);
@@ -135,7 +135,7 @@ TEST(RealEncodingPlanCacheTest, ManyThreadsFewSpecs_EveryPlanMatchesItsSpec) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < 200; ++k) {
-        const RealEncodingSpec s = Timesteps(8u << ((t + k) % 3));
+        const EncodingSpec s = Timesteps(8u << ((t + k) % 3));
         auto got = cache.Get(s);
         if (!got.ok() || (*got)->spec() != s) wrong.fetch_add(1);
       }

@@ -1,4 +1,4 @@
-#include "core/request_limits.h"
+#include "core/spec/request_limits.h"
 
 #include <vector>
 

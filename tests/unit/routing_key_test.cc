@@ -1,4 +1,4 @@
-#include "common/routing_key.h"
+#include "convert/routing_key.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "common/proto_conversion.h"
+#include "convert/proto_conversion.h"
 
 namespace posenc {
 namespace {

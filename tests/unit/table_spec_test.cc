@@ -1,4 +1,4 @@
-#include "core/table_spec.h"
+#include "core/spec/table_spec.h"
 
 #include <cmath>
 #include <limits>

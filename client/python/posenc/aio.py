@@ -24,8 +24,9 @@ import grpc
 import grpc.aio
 import numpy as np
 
-from posenc.client import (MAX_RECEIVE_BYTES, encode_grid_request,
-                            encode_request)
+from posenc.client import (MAX_RECEIVE_BYTES, batches_request,
+                            encode_grid_request, encode_request,
+                            gather_request, rows_request)
 from posenc.errors import PosencError
 from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.shared_memory import SharedMemoryOption
@@ -92,10 +93,7 @@ class Client:
                    timeout: Optional[float] = None, as_torch: bool = False
                    ) -> AsyncIterator[Tuple[int, np.ndarray]]:
         """Yields (position, row of shape (width,)) for rows [start, end)."""
-        request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(),
-                                               start=start)
-        if end is not None:
-            request.end = end
+        request = rows_request(spec, start, end)
         async for message in self._stream(self._stub.StreamRows, request,
                                           timeout):
             yield message.position, tensor_out(to_numpy(message.row),
@@ -110,10 +108,7 @@ class Client:
 
         rows_per_batch=0 lets the server pick about 64 KiB per message.
         """
-        request = posenc_pb2.StreamBatchesRequest(
-            spec=spec.to_proto(), start=start, rows_per_batch=rows_per_batch)
-        if end is not None:
-            request.end = end
+        request = batches_request(spec, start, end, rows_per_batch)
         async for message in self._stream(self._stub.StreamBatches, request,
                                           timeout):
             yield message.start, tensor_out(to_numpy(message.batch),
@@ -123,8 +118,7 @@ class Client:
                      timeout: Optional[float] = None,
                      as_torch: bool = False) -> np.ndarray:
         """Rows at `positions` in that order (repeats allowed), (n, width)."""
-        request = posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
-                                            positions=list(positions))
+        request = gather_request(spec, positions)
         response = await self._unary(self._stub.GetRows, request, timeout)
         return tensor_out(to_numpy(response.rows), as_torch)
 

@@ -19,6 +19,35 @@ from posenc.v1 import posenc_pb2_grpc
 MAX_RECEIVE_BYTES = 1 << 30
 
 
+# The requests of each call, built once for posenc.Client and posenc.aio.Client.
+
+
+def rows_request(spec: TableSpec, start: int,
+                 end: Optional[int]) -> posenc_pb2.StreamRowsRequest:
+    """The StreamRowsRequest of rows [start, end) (end None: max_len)."""
+    request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(), start=start)
+    if end is not None:
+        request.end = end
+    return request
+
+
+def batches_request(spec: TableSpec, start: int, end: Optional[int],
+                    rows_per_batch: int) -> posenc_pb2.StreamBatchesRequest:
+    """The StreamBatchesRequest of rows [start, end) (end None: max_len)."""
+    request = posenc_pb2.StreamBatchesRequest(
+        spec=spec.to_proto(), start=start, rows_per_batch=rows_per_batch)
+    if end is not None:
+        request.end = end
+    return request
+
+
+def gather_request(spec: TableSpec,
+                   positions: Iterable[int]) -> posenc_pb2.GetRowsRequest:
+    """The GetRowsRequest of `positions`, in that order."""
+    return posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
+                                     positions=list(positions))
+
+
 def encode_request(spec: EncodingSpec, positions) -> posenc_pb2.EncodeRequest:
     """The EncodeRequest of `spec` and `positions`, flattened point-major."""
     values = np.asarray(positions, dtype=np.float64).reshape(-1)
@@ -103,10 +132,7 @@ class Client:
              timeout: Optional[float] = None, as_torch: bool = False
              ) -> Iterator[Tuple[int, np.ndarray]]:
         """Yields (position, row of shape (width,)) for rows [start, end)."""
-        request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(),
-                                               start=start)
-        if end is not None:
-            request.end = end
+        request = rows_request(spec, start, end)
         for message in self._stream(self._stub.StreamRows, request, timeout):
             yield message.position, tensor_out(to_numpy(message.row),
                                                as_torch)
@@ -119,10 +145,7 @@ class Client:
 
         rows_per_batch=0 lets the server pick about 64 KiB per message.
         """
-        request = posenc_pb2.StreamBatchesRequest(
-            spec=spec.to_proto(), start=start, rows_per_batch=rows_per_batch)
-        if end is not None:
-            request.end = end
+        request = batches_request(spec, start, end, rows_per_batch)
         for message in self._stream(self._stub.StreamBatches, request,
                                     timeout):
             yield message.start, tensor_out(to_numpy(message.batch),
@@ -132,8 +155,7 @@ class Client:
                timeout: Optional[float] = None,
                as_torch: bool = False) -> np.ndarray:
         """Rows at `positions` in that order (repeats allowed), (n, width)."""
-        request = posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
-                                            positions=list(positions))
+        request = gather_request(spec, positions)
         return tensor_out(to_numpy(self._unary(self._stub.GetRows, request,
                                                timeout).rows), as_torch)
 

@@ -21,7 +21,7 @@ from server_case import ServerCase
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "tests", "common"))
 
-# The proto's routing-key example (and common/routing_key_test.cc's).
+# The proto's routing-key example (and tests/unit/routing_key_test.cc's).
 MAE_KEY = ("d=768;base=10000;dtype=float32;layout=concat_sin_cos;freq=paper;"
            "grid=14:384:0:1/1,14:384:0:1/1;order=1,0;sin_cos=per_axis;"
            "extra=1")
