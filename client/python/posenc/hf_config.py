@@ -52,6 +52,7 @@ and LongRoPE lists whose length is not d_rot / 2. The server checks the rest
 and answers INVALID_ARGUMENT naming the field.
 """
 
+import functools
 import json
 import os
 from typing import Any, Mapping, Optional, Union
@@ -60,6 +61,24 @@ from posenc.spec import RopeScaling, TableSpec
 
 _TYPE_ALIASES = {"su": "longrope"}
 _KNOWN_TYPES = ("default", "linear", "dynamic", "yarn", "llama3", "longrope")
+
+
+def _ill_typed_is_value_error(read):
+    """`read` raising ValueError, as documented, for a config whose settings
+    have the wrong JSON type or an impossible value (a string or a list
+    where a number goes, a zero head count, an infinite size): Python's own
+    TypeError, ZeroDivisionError, OverflowError or AttributeError deep in
+    the arithmetic would otherwise escape (found by
+    tests/test_hostile_inputs.py)."""
+    @functools.wraps(read)
+    def checked(*args, **kwargs):
+        try:
+            return read(*args, **kwargs)
+        except (TypeError, ZeroDivisionError, OverflowError,
+                AttributeError) as error:
+            raise ValueError(f"config.json: an ill-typed or impossible "
+                             f"setting: {error}") from None
+    return checked
 
 
 def _load(config: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> dict:
@@ -95,6 +114,7 @@ def _int(value: Any, what: str) -> int:
     return int(value)
 
 
+@_ill_typed_is_value_error
 def rope_scaling_from_hf(config: Mapping[str, Any],
                          seq_len: Optional[int] = None
                          ) -> Optional[RopeScaling]:
@@ -173,6 +193,7 @@ def rope_scaling_from_hf(config: Mapping[str, Any],
         long_factor=tuple(float(x) for x in scaling.get("long_factor") or ()))
 
 
+@_ill_typed_is_value_error
 def spec_from_hf_config(config: Union[str, "os.PathLike[str]",
                                       Mapping[str, Any]],
                         *, max_len: Optional[int] = None,

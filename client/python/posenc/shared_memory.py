@@ -15,7 +15,9 @@ from posenc.errors import PosencError
 from posenc.tensor import numpy_dtype, to_numpy
 from posenc.v1 import posenc_pb2
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO planted in the file's place would block the open until
+# a writer came; it opens at once and fails the regular-file check.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 class Unreachable(Exception):

@@ -288,6 +288,30 @@ class HfConfigTest(unittest.TestCase):
             spec_from_hf_config(short)
 
 
+    def test_IllTypedSettings_ValueErrorNotTypeError(self):
+        # Found by test_hostile_inputs.py: each raised TypeError,
+        # ZeroDivisionError or OverflowError instead of the documented
+        # ValueError.
+        bad = [
+            dict(LLAMA2, num_attention_heads="32"),
+            dict(LLAMA2, num_attention_heads=0),
+            {"head_dim": [128], "max_position_embeddings": 8},
+            {"head_dim": float("inf"), "max_position_embeddings": 8},
+            dict(LLAMA2, partial_rotary_factor={}),
+            dict(LLAMA2, rope_theta=[1]),
+            dict(LLAMA2, rope_scaling={"type": {}}),
+            dict(LLAMA2, rope_scaling={"type": "linear", "factor": [2]}),
+            dict(PHI3_128K, rope_scaling=dict(PHI3_128K["rope_scaling"],
+                                              short_factor=1.5)),
+            dict(LLAMA2, max_position_embeddings=[4096],
+                 rope_scaling={"type": "yarn", "factor": 4.0,
+                               "original_max_position_embeddings": 1024}),
+        ]
+        for config in bad:
+            with self.subTest(config=str(config)[:80]):
+                with self.assertRaisesRegex(ValueError, "ill-typed"):
+                    spec_from_hf_config(config)
+
 @unittest.skipUnless(os.environ.get("POSENC_SERVER"), "POSENC_SERVER unset")
 class ServerTest(ServerCase):
     def config_file(self, config):

@@ -155,6 +155,16 @@ class SharedMemoryTest(unittest.TestCase):
         os.chown(path, 54321, -1)
         self.assertDataLoss(spec, "owner uid 54321")
 
+    def test_FifoInPlaceOfTheFile_DataLossWithoutBlocking(self):
+        # Found by fuzz_shared_mapping (C++; the same open here): without
+        # O_NONBLOCK, opening a FIFO waits for a writer, so the call hung
+        # (ctest's timeout fails this test if it comes back).
+        spec = posenc.TableSpec(d=64, max_len=256)
+        path = self.table_file(self.shm.table(spec))
+        os.unlink(path)
+        os.mkfifo(path, 0o444)
+        self.assertDataLoss(spec, "not a regular file")
+
     def test_BytesChangedInPlace_DataLossNamingTheDigest(self):
         spec = posenc.TableSpec(d=64, max_len=256)
         path = self.table_file(self.shm.table(spec))
