@@ -4,9 +4,32 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "convert/proto_conversion.h"
 
 namespace posenc {
+namespace {
+
+// OK when `shape`'s elements of `dtype` are exactly `bytes` bytes, the
+// product computed without wrapping: a 64-bit product of the dims wraps
+// (2^22 x 2^23 x 2^24 is 0 mod 2^64), which let a shape of 2^69 elements
+// pass for 0 bytes and a reader index past the buffer (found by
+// fuzz_shared_mapping). INTERNAL naming `what` otherwise.
+absl::Status CheckShape(const std::vector<uint32_t>& shape, DType dtype,
+                        uint64_t bytes, absl::string_view what) {
+  uint64_t total = DTypeSize(dtype);
+  bool wrapped = false;
+  for (uint32_t dim : shape)
+    wrapped |= __builtin_mul_overflow(total, dim, &total);
+  if (wrapped || total != bytes) {
+    return absl::InternalError(
+        absl::StrCat(what, " has ", bytes, " bytes for shape [",
+                     absl::StrJoin(shape, ", "), "] of ", DTypeName(dtype)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 float HalfToFloat(uint16_t bits) {
   const int sign = bits >> 15;
@@ -53,12 +76,10 @@ absl::StatusOr<Tensor> TakeTensor(v1::Tensor* proto) {
   }
   tensor.dtype = *dtype;
   tensor.shape.assign(proto->shape().begin(), proto->shape().end());
-  uint64_t elements = 1;
-  for (uint32_t dim : tensor.shape) elements *= dim;
-  if (elements * DTypeSize(tensor.dtype) != proto->data().size()) {
-    return absl::InternalError(absl::StrCat(
-        "response tensor has ", proto->data().size(), " bytes for ", elements,
-        " elements of ", DTypeName(tensor.dtype)));
+  if (absl::Status shape = CheckShape(tensor.shape, tensor.dtype,
+                                      proto->data().size(), "response tensor");
+      !shape.ok()) {
+    return shape;
   }
   tensor.data = std::move(*proto->mutable_data());
   return tensor;
@@ -74,12 +95,11 @@ absl::StatusOr<Tensor> MapTensor(const v1::SharedMemoryTensor& answer,
   }
   tensor.dtype = *dtype;
   tensor.shape.assign(answer.shape().begin(), answer.shape().end());
-  uint64_t elements = 1;
-  for (uint32_t dim : tensor.shape) elements *= dim;
-  if (elements * DTypeSize(tensor.dtype) != answer.size_bytes()) {
-    return absl::InternalError(absl::StrCat(
-        "shared memory tensor has ", answer.size_bytes(), " bytes for ",
-        elements, " elements of ", DTypeName(tensor.dtype)));
+  if (absl::Status shape =
+          CheckShape(tensor.shape, tensor.dtype, answer.size_bytes(),
+                     "shared memory tensor");
+      !shape.ok()) {
+    return shape;
   }
   absl::StatusOr<std::shared_ptr<const SharedMapping>> mapping =
       cache != nullptr ? cache->Map(answer) : SharedMapping::Open(answer);
