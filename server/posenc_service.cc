@@ -10,12 +10,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/grpc_status.h"
 #include "common/preset_request.h"
 #include "core/buffer_reserve.h"
 #include "core/encoding.h"
 #include "core/real_encoding_plan.h"
 #include "server/tensor_message.h"
+#include "server/unary_call.h"
 
 namespace posenc {
 namespace {
@@ -25,24 +25,6 @@ namespace {
 // ~8 KiB, the largest a max_d of 65536 allows ~1.5 MiB).
 constexpr size_t kEncodePlansKept = 16;
 constexpr size_t kEncodePlanBytesKept = size_t{8} << 20;
-
-// Counts one call in MethodStats from its start to its end. (Its failure is
-// logged once, with its routing key, by the call's CallScope.)
-class CallRecord {
- public:
-  CallRecord(MethodStats* stats, Method method)
-      : stats_(stats), method_(method), start_(absl::Now()) {
-    stats_->Begin(method_);
-  }
-  void End(const absl::Status& status, uint64_t bytes_sent) {
-    stats_->End(method_, status.code(), absl::Now() - start_, bytes_sent);
-  }
-
- private:
-  MethodStats* const stats_;
-  const Method method_;
-  const absl::Time start_;
-};
 
 // True when the call's request message never arrived: the client reset
 // the stream before its DATA frame (RST_STREAM, also when HEADERS, DATA and
@@ -62,14 +44,6 @@ bool RequestMissing(const grpc::ByteBuffer* raw) {
 // no log line (CallScope::LogIfFailed skips CANCELLED), before any lookup.
 absl::Status RequestMissingStatus() {
   return absl::Status(absl::StatusCode::kCancelled, "");
-}
-
-void FinishUnary(UnaryCall* reactor, CallRecord& record,
-                 const absl::Status& status, uint64_t bytes_sent) {
-  record.End(status, bytes_sent);
-  const grpc::Status grpc_status = ToGrpcStatus(status);
-  reactor->scope().LogIfFailed(grpc_status);
-  reactor->Finish(grpc_status);
 }
 
 // Bytes taken from the inflight budget, returned on destruction unless
@@ -198,8 +172,7 @@ class PositionalEncodingService::TableStream final
         context_(context),
         service_(service),
         peer_(context->peer()),
-        record_(service->stats_, method),
-        scope_(context, service->calls_, method) {}
+        scope_(context, service->calls_, service->stats_, method) {}
 
   // On a valid plan, looks the table up and starts writing; a miss first
   // takes its connection slot, its inflight bytes and a place in the queue.
@@ -381,10 +354,7 @@ class PositionalEncodingService::TableStream final
     // start its next call.
     slot_.reset();
     charge_.Reset();
-    record_.End(status, bytes_sent_);
-    const grpc::Status grpc_status = ToGrpcStatus(status);
-    scope_.LogIfFailed(grpc_status);
-    Finish(grpc_status);
+    Finish(scope_.End(status, bytes_sent_));
   }
 
   // Rows per pool task in computed mode: whole messages, at least 256 KiB
@@ -413,7 +383,6 @@ class PositionalEncodingService::TableStream final
   grpc::CallbackServerContext* const context_;
   PositionalEncodingService* const service_;
   const std::string peer_;
-  CallRecord record_;
   CallScope scope_;  // until the last reference goes (after OnDone)
   RangePlan plan_;
   std::atomic<int> refs_{1};  // gRPC's, until OnDone
@@ -453,10 +422,8 @@ PositionalEncodingService::PositionalEncodingService(
 
 grpc::ServerUnaryReactor* PositionalEncodingService::FinishRequestMissing(
     grpc::CallbackServerContext* context, Method method) {
-  auto* reactor = new UnaryCall(context, calls_, method);
-  CallRecord record(stats_, method);
-  FinishUnary(reactor, record, RequestMissingStatus(), 0);
-  return reactor;
+  UnaryCall call(context, calls_, stats_, method);
+  return call.Finish(RequestMissingStatus(), 0);
 }
 
 grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
@@ -465,14 +432,13 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
   if (RequestMissing(raw)) {
     return FinishRequestMissing(context, Method::kGetTable);
   }
-  auto* reactor = new UnaryCall(context, calls_, Method::kGetTable);
-  auto record = std::make_shared<CallRecord>(stats_, Method::kGetTable);
+  UnaryCall call(context, calls_, stats_, Method::kGetTable);
   absl::Status draining = CheckNotDraining();
   absl::StatusOr<TablePlan> plan =
       draining.ok() ? PlanGetTable(*raw, limits_) : draining;
   if (!plan.ok()) {
-    FinishUnary(reactor, *record, plan.status(), 0);
-    return reactor;
+    call.Finish(plan.status(), 0);
+    return call.reactor();
   }
   const TableSpec* spec = &plan->spec;
   const bool accept_shm = plan->accept_shared_memory;
@@ -483,8 +449,8 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
                     ? BuildSharedMemoryTableResponse(*spec, *lookup.table)
                     : BuildGetTableResponse(
                           *spec, TableSlice(lookup.table).sub(0, bytes));
-    FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
-    return reactor;
+    call.Finish(absl::OkStatus(), response->Length());
+    return call.reactor();
   }
   // A miss. Its answer is charged to the inflight budget only if the table
   // ends up outside the cache (not admitted): a cached table is sent from
@@ -495,47 +461,48 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
   absl::Status admitted = slot.status();
   if (slot.ok()) {
     ticket->slot = std::move(*slot);
-    admitted = PostMiss(
-        context, MissCost(lookup, *spec, bytes),
-        [this, reactor, response, record, ticket, spec = *spec, accept_shm,
-         whole = lookup.compute_whole] {
-          const uint64_t bytes = spec.table_bytes();
-          std::shared_ptr<const Table> table =
-              whole ? cache_->ComputeWhole(spec) : nullptr;
-          if (table != nullptr && accept_shm &&
-              table->shared_memory() != nullptr) {
-            ticket->slot.reset();
-            *response = BuildSharedMemoryTableResponse(spec, *table);
-            return FinishUnary(reactor, *record, absl::OkStatus(),
-                               response->Length());
-          }
-          absl::StatusOr<grpc::Slice> data;
-          if (table != nullptr) {
-            data = TableSlice(std::move(table)).sub(0, bytes);
-          } else if (absl::Status s = ChargeInflight(bytes); !s.ok()) {
-            data = s;
-          } else {  // not admitted: compute just this answer
-            ticket->charge = InflightCharge(inflight_, bytes);
-            data = ticket->charge.IntoSlice();
-            if (data.ok()) {
-              ComputeRowsParallel(EncodingPlan(spec), 0, spec.max_len,
-                                  MutableData(*data), pool_);
-              cache_->RecordRowsComputed(spec, spec.max_len);
-            }
-          }
-          ticket->slot.reset();  // before the client sees the answer
-          if (!data.ok()) {
-            return FinishUnary(reactor, *record, data.status(), 0);
-          }
-          *response = BuildGetTableResponse(spec, std::move(*data));
-          FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
-        });
+    admitted =
+        PostMiss(context, MissCost(lookup, *spec, bytes),
+                 [this, call, response, ticket, spec = *spec, accept_shm,
+                  whole = lookup.compute_whole] {
+                   const uint64_t bytes = spec.table_bytes();
+                   std::shared_ptr<const Table> table =
+                       whole ? cache_->ComputeWhole(spec) : nullptr;
+                   if (table != nullptr && accept_shm &&
+                       table->shared_memory() != nullptr) {
+                     ticket->slot.reset();
+                     *response = BuildSharedMemoryTableResponse(spec, *table);
+                     call.Finish(absl::OkStatus(), response->Length());
+                     return;
+                   }
+                   absl::StatusOr<grpc::Slice> data;
+                   if (table != nullptr) {
+                     data = TableSlice(std::move(table)).sub(0, bytes);
+                   } else if (absl::Status s = ChargeInflight(bytes); !s.ok()) {
+                     data = s;
+                   } else {  // not admitted: compute just this answer
+                     ticket->charge = InflightCharge(inflight_, bytes);
+                     data = ticket->charge.IntoSlice();
+                     if (data.ok()) {
+                       ComputeRowsParallel(EncodingPlan(spec), 0, spec.max_len,
+                                           MutableData(*data), pool_);
+                       cache_->RecordRowsComputed(spec, spec.max_len);
+                     }
+                   }
+                   ticket->slot.reset();  // before the client sees the answer
+                   if (!data.ok()) {
+                     call.Finish(data.status(), 0);
+                     return;
+                   }
+                   *response = BuildGetTableResponse(spec, std::move(*data));
+                   call.Finish(absl::OkStatus(), response->Length());
+                 });
   }
   if (!admitted.ok()) {
     if (lookup.compute_whole) cache_->CancelWhole(*spec);
-    FinishUnary(reactor, *record, admitted, 0);
+    call.Finish(admitted, 0);
   }
-  return reactor;
+  return call.reactor();
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>*
@@ -572,14 +539,13 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
   if (RequestMissing(raw)) {
     return FinishRequestMissing(context, Method::kGetRows);
   }
-  auto* reactor = new UnaryCall(context, calls_, Method::kGetRows);
-  auto record = std::make_shared<CallRecord>(stats_, Method::kGetRows);
+  UnaryCall call(context, calls_, stats_, Method::kGetRows);
   absl::Status draining = CheckNotDraining();
   absl::StatusOr<GatherPlan> planned =
       draining.ok() ? PlanGetRows(*raw, limits_) : draining;
   if (!planned.ok()) {
-    FinishUnary(reactor, *record, planned.status(), 0);
-    return reactor;
+    call.Finish(planned.status(), 0);
+    return call.reactor();
   }
   auto plan = std::make_shared<const GatherPlan>(std::move(*planned));
   const uint64_t rows = plan->positions.size();
@@ -587,25 +553,28 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
   // Hit or miss, the answer is a fresh buffer of answer_bytes.
   auto ticket = std::make_shared<MissTicket>();
   if (absl::Status s = ChargeInflight(answer_bytes); !s.ok()) {
-    FinishUnary(reactor, *record, s, 0);
-    return reactor;
+    call.Finish(s, 0);
+    return call.reactor();
   }
   ticket->charge = InflightCharge(inflight_, answer_bytes);
   const TableCache::Lookup lookup = cache_->Find(plan->spec, rows);
-  auto respond = [reactor, response, record, plan, ticket](const Table* table) {
+  auto respond = [call, response, plan, ticket](const Table* table) {
     absl::StatusOr<grpc::Slice> data = ticket->charge.IntoSlice();
-    if (!data.ok()) return FinishUnary(reactor, *record, data.status(), 0);
+    if (!data.ok()) {
+      call.Finish(data.status(), 0);
+      return;
+    }
     if (table != nullptr) {
       GatherRows(*plan, *table, MutableData(*data));
     } else {
       ComputePositions(plan->spec, plan->positions, MutableData(*data));
     }
     *response = BuildGetRowsResponse(*plan, std::move(*data));
-    FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
+    call.Finish(absl::OkStatus(), response->Length());
   };
   if (lookup.table != nullptr) {
     respond(lookup.table.get());
-    return reactor;
+    return call.reactor();
   }
   absl::StatusOr<std::unique_ptr<MissLimiter::Slot>> slot =
       AcquireMissSlot(context);
@@ -626,9 +595,9 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
   }
   if (!admitted.ok()) {
     if (lookup.compute_whole) cache_->CancelWhole(plan->spec);
-    FinishUnary(reactor, *record, admitted, 0);
+    call.Finish(admitted, 0);
   }
-  return reactor;
+  return call.reactor();
 }
 
 grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
@@ -637,14 +606,13 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
   if (RequestMissing(raw)) {
     return FinishRequestMissing(context, Method::kEncode);
   }
-  auto* reactor = new UnaryCall(context, calls_, Method::kEncode);
-  auto record = std::make_shared<CallRecord>(stats_, Method::kEncode);
+  UnaryCall call(context, calls_, stats_, Method::kEncode);
   absl::Status draining = CheckNotDraining();
   absl::StatusOr<EncodePlan> planned =
       draining.ok() ? PlanEncode(*raw, limits_) : draining;
   if (!planned.ok()) {
-    FinishUnary(reactor, *record, planned.status(), 0);
-    return reactor;
+    call.Finish(planned.status(), 0);
+    return call.reactor();
   }
   auto plan = std::make_shared<const EncodePlan>(std::move(*planned));
   const uint64_t answer_bytes = plan->answer_bytes();
@@ -660,8 +628,8 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
   if (admitted.ok()) {
     // The frequencies (O(half) MPFR products, or a kept plan) and the
     // rows, on the pool.
-    admitted = PostMiss(
-        context, answer_bytes, [this, reactor, response, record, plan, ticket] {
+    admitted =
+        PostMiss(context, answer_bytes, [this, call, response, plan, ticket] {
           absl::StatusOr<std::shared_ptr<const RealEncodingPlan>> encoding =
               encode_plans_.Get(plan->spec);
           absl::Status status =
@@ -682,20 +650,22 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
             }
           }
           ticket->slot.reset();  // before the client sees the answer
-          if (!data.ok())
-            return FinishUnary(reactor, *record, data.status(), 0);
+          if (!data.ok()) {
+            call.Finish(data.status(), 0);
+            return;
+          }
           *response = BuildEncodeResponse(*plan, std::move(*data));
-          FinishUnary(reactor, *record, absl::OkStatus(), response->Length());
+          call.Finish(absl::OkStatus(), response->Length());
         });
   }
-  if (!admitted.ok()) FinishUnary(reactor, *record, admitted, 0);
-  return reactor;
+  if (!admitted.ok()) call.Finish(admitted, 0);
+  return call.reactor();
 }
 
 grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
     grpc::CallbackServerContext* context, const v1::GetStatsRequest*,
     v1::GetStatsResponse* response) {
-  CallRecord record(stats_, Method::kGetStats);
+  UnaryCall call(context, calls_, stats_, Method::kGetStats);
   const TableCache::Stats cache = cache_->GetStats();
   v1::CacheStats* c = response->mutable_cache();
   c->set_hits(cache.hits);
@@ -740,7 +710,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   info->set_max_warm_reserve_bytes(reserve.bound_bytes);
   info->set_shm_directory(limits_.shm_directory);
   // Count this call first, so a caller sees its own GetStats.
-  record.End(absl::OkStatus(), 0);
+  const grpc::Status status = call.scope().End(absl::OkStatus(), 0);
   for (int m = 0; m < kMethodCount; ++m) {
     const Method method = static_cast<Method>(m);
     const MethodStats::Counts counts = stats_->Get(method);
@@ -749,23 +719,20 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
     out->set_ok(counts.ok);
     out->set_errors(counts.errors);
   }
-  auto* reactor = new UnaryCall(context, calls_, Method::kGetStats);
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  call.reactor()->Finish(status);
+  return call.reactor();
 }
 
 grpc::ServerUnaryReactor* PositionalEncodingService::ResolvePreset(
     grpc::CallbackServerContext* context,
     const v1::ResolvePresetRequest* request,
     v1::ResolvePresetResponse* response) {
-  CallRecord record(stats_, Method::kResolvePreset);
-  auto* reactor = new UnaryCall(context, calls_, Method::kResolvePreset);
+  UnaryCall call(context, calls_, stats_, Method::kResolvePreset);
   absl::StatusOr<v1::ResolvePresetResponse> resolved =
       ResolvePresetRequest(*request, limits_.spec);
   if (resolved.ok()) *response = *std::move(resolved);
-  FinishUnary(reactor, record, resolved.status(),
-              resolved.ok() ? response->ByteSizeLong() : 0);
-  return reactor;
+  return call.Finish(resolved.status(),
+                     resolved.ok() ? response->ByteSizeLong() : 0);
 }
 
 }  // namespace posenc

@@ -21,6 +21,11 @@
 // without a message, or its deadline passed first) ends CANCELLED before
 // any of that, with no log line.
 //
+// Register it on a server whose contexts come from a CallContextAllocator
+// (server/unary_call.h), as PosencServer::Create does:
+//   builder.RegisterService(&service);
+//   builder.SetContextAllocator(std::make_unique<CallContextAllocator>());
+//
 // Thread-safe. The cache, pool and stats must outlive the service and every
 // call it started (shut the grpc::Server down before destroying them).
 #ifndef POSENC_SERVER_POSENC_SERVICE_H_
