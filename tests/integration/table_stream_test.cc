@@ -23,12 +23,6 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 class TableStreamTest : public ServerTest {
  protected:
-  v1::GetStatsResponse Stats() {
-    absl::StatusOr<v1::GetStatsResponse> stats = client_->GetStats();
-    EXPECT_TRUE(stats.ok()) << stats.status();
-    return stats.ok() ? *stats : v1::GetStatsResponse();
-  }
-
   // Waits (bounded) until every inflight byte is back: gRPC lets go of the
   // last chunk just after the client has it.
   uint64_t InflightBytesOnceSettled() {
