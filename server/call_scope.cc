@@ -1,6 +1,8 @@
 #include "server/call_scope.h"
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "convert/grpc_status.h"
 #include "convert/routing_key.h"
 #include "server/log.h"
 #include "server/server_options.h"
@@ -23,9 +25,10 @@ void ReportSuppressedFailureLogLines() {
 }
 
 CallScope::CallScope(grpc::CallbackServerContext* context,
-                     CallCounters* counters, Method method)
-    : counters_(counters), method_(method) {
+                     CallCounters* counters, MethodStats* stats, Method method)
+    : counters_(counters), stats_(stats), method_(method), start_(absl::Now()) {
   counters_->live.fetch_add(1, std::memory_order_relaxed);
+  stats_->Begin(method_);
   counters_->started.fetch_add(1, std::memory_order_relaxed);
   const auto& metadata = context->client_metadata();
   auto it = metadata.find(kRoutingKeyHeader);
@@ -37,6 +40,13 @@ CallScope::CallScope(grpc::CallbackServerContext* context,
 
 CallScope::~CallScope() {
   counters_->live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+grpc::Status CallScope::End(const absl::Status& status, uint64_t bytes_sent) {
+  stats_->End(method_, status.code(), absl::Now() - start_, bytes_sent);
+  grpc::Status grpc_status = ToGrpcStatus(status);
+  LogIfFailed(grpc_status);
+  return grpc_status;
 }
 
 void CallScope::LogIfFailed(const grpc::Status& status) const {

@@ -1,31 +1,34 @@
-// CallScope: the bookkeeping of one posenc.v1 call, held by the call's
-// reactor from the handler's start until gRPC is done with the call (the
-// reactor's OnDone):
+// CallScope: the bookkeeping of one posenc.v1 call, held from the handler's
+// start until gRPC is done with the call (a unary call's context, see
+// server/unary_call.h; a stream's reactor):
 //   - counts the call in CallCounters::live while it exists and once in
 //     CallCounters::started. After the handler's Finish, gRPC may still hold
 //     the call's last messages and trailers, queued for a slow reader; the
 //     drain waits for `live` to reach 0 (see PosencServer::Shutdown);
+//   - counts it in MethodStats from its start to End (its status, latency
+//     and bytes sent);
 //   - echoes the client's routing key (x-posenc-table) in the response's
 //     initial metadata;
-//   - names that key in the one log line of a failed call (LogIfFailed),
+//   - names that key in the one log line of a failed call (End),
 //     within the process-wide rate limit of FailureLogLimiter().
 //
 // This was a gRPC server interceptor; interception hooks run on every batch
 // of every call, which cost 4-7 us of CPU per 1-row GetRows (15% of the
 // server's CPU for it).
 //
-// Thread safety: constructed on the handler's thread, before the reactor
-// sends anything; LogIfFailed is const and may run on any thread.
+// Thread safety: constructed on the handler's thread, before the call sends
+// anything; End (once) and LogIfFailed may run on any thread.
 #ifndef POSENC_SERVER_CALL_SCOPE_H_
 #define POSENC_SERVER_CALL_SCOPE_H_
 
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/support/server_callback.h>
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "server/log_rate_limiter.h"
 #include "server/method_stats.h"
 
@@ -49,11 +52,18 @@ struct CallCounters {
 
 class CallScope {
  public:
+  // `counters` and `stats` must outlive the scope.
   CallScope(grpc::CallbackServerContext* context, CallCounters* counters,
-            Method method);
+            MethodStats* stats, Method method);
   ~CallScope();
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
+
+  // Ends the call's record in MethodStats (`status`, the latency since the
+  // scope began, `bytes_sent` response bytes), logs it if it failed
+  // (LogIfFailed), and returns it as the grpc::Status to finish the call
+  // with: the one conversion of a call's status. Call once.
+  grpc::Status End(const absl::Status& status, uint64_t bytes_sent);
 
   // Logs `status` with the method and the routing key unless it is OK or
   // CANCELLED (the client's own doing), or FailureLogLimiter() holds the
@@ -64,32 +74,10 @@ class CallScope {
 
  private:
   CallCounters* const counters_;
+  MethodStats* const stats_;
   const Method method_;
+  const absl::Time start_;
   std::string key_;  // the client's x-posenc-table, empty if none
-};
-
-// A unary call's reactor: Finish as gRPC's, plus the call's CallScope, and
-// deletes itself in OnDone.
-class UnaryCall final : public grpc::ServerUnaryReactor {
- public:
-  UnaryCall(grpc::CallbackServerContext* context, CallCounters* counters,
-            Method method)
-      : scope_(context, counters, method) {}
-  const CallScope& scope() const { return scope_; }
-  void OnDone() override { delete this; }
-  // Lets gRPC run OnDone (and the default, empty OnCancel) inline, as it
-  // does for its own DefaultReactor, instead of handing every call's
-  // OnDone to its executor thread: that hop cost a futex wake-up and a
-  // context switch per call (0.6 per 1-row GetRows against 0.05 for the
-  // floor server; BENCHMARKS.md at faa88c3, section 9: git show
-  // faa88c3:BENCHMARKS.md). Safe because both reactions are
-  // trivial: an atomic decrement and a delete, no lock, no blocking. gRPC
-  // marks this hook "not API"; if a release drops it, `override` stops the
-  // build here.
-  bool InternalInlineable() override { return true; }
-
- private:
-  CallScope scope_;
 };
 
 }  // namespace posenc

@@ -23,6 +23,7 @@
 #include "grpc/health/v1/health.pb.h"
 #include "server/grpc_log_sink.h"
 #include "server/metrics.h"
+#include "server/unary_call.h"
 
 namespace posenc {
 namespace {
@@ -143,6 +144,8 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, *credentials, &server->port_);
   builder.RegisterService(server->service_.get());
+  // The service's unary calls keep their CallScope in their context.
+  builder.SetContextAllocator(std::make_unique<CallContextAllocator>());
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
   // gRPC takes an int; --max_message_bytes may be 2^31 itself.
   builder.SetMaxSendMessageSize(static_cast<int>(

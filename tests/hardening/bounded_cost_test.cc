@@ -28,11 +28,6 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 class BoundedCostTest : public ServerTest {
  protected:
-  v1::GetStatsResponse Stats() {
-    absl::StatusOr<v1::GetStatsResponse> stats = client_->GetStats();
-    EXPECT_TRUE(stats.ok()) << stats.status();
-    return stats.ok() ? *stats : v1::GetStatsResponse();
-  }
   // A client on its own connection (distinct channel arguments).
   std::unique_ptr<PosencClient> OwnConnection(int n) {
     PosencClient::Options options = ClientOptions();

@@ -54,6 +54,13 @@ class ServerTest : public ::testing::Test {
 
   void SetUp() override { StartServer(); }
 
+  // The server's GetStats; an empty response (and a failure) if it fails.
+  v1::GetStatsResponse Stats() {
+    absl::StatusOr<v1::GetStatsResponse> stats = client_->GetStats();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? *stats : v1::GetStatsResponse();
+  }
+
   static TableSpec Spec(uint32_t d, uint32_t max_len) {
     TableSpec spec;
     spec.d = d;
