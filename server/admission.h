@@ -33,9 +33,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/cache/table_cache.h"
 #include "core/runtime/byte_budget.h"
 #include "core/runtime/compute_pool.h"
-#include "core/cache/table_cache.h"
 #include "core/spec/table_spec.h"
 #include "server/miss_limiter.h"
 #include "server/refusal_stats.h"

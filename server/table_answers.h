@@ -19,10 +19,10 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/runtime/compute_pool.h"
 #include "core/cache/real_encoding_plan_cache.h"
 #include "core/cache/table.h"
 #include "core/cache/table_cache.h"
+#include "core/runtime/compute_pool.h"
 #include "server/admission.h"
 #include "server/request_handler.h"
 
