@@ -424,8 +424,23 @@ absl::StatusOr<TableSpec> CliArgs::GetSpec() const {
   if (!max_len.ok()) return max_len.status();
   absl::StatusOr<double> base = GetDouble("base", kDefaultBase);
   if (!base.ok()) return base.status();
-  if (*d == 0 || *max_len == 0) {
-    return absl::InvalidArgumentError("--d and --max-len are required");
+  if (!Has("d")) {
+    return absl::InvalidArgumentError(
+        "--d is required (the model dimension), e.g. --d 512");
+  }
+  if (*d == 0) {
+    return absl::InvalidArgumentError(
+        "--d must be at least 2 (the model dimension, an even number), got 0");
+  }
+  if (!Has("max-len")) {
+    return absl::InvalidArgumentError(
+        "--max-len is required (the table's rows: positions 0..max-len-1), "
+        "e.g. --max-len 2048");
+  }
+  if (*max_len == 0) {
+    return absl::InvalidArgumentError(
+        "--max-len must be at least 1 (the table's rows: positions "
+        "0..max-len-1), got 0");
   }
   spec.d = *d;
   spec.max_len = *max_len;

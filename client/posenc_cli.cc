@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/cli_args.h"
@@ -266,9 +267,18 @@ std::vector<std::string> Allowed(const std::string& command) {
   return allowed;
 }
 
+// The server's messages name the RPC a program calls instead ("use
+// StreamBatches"); a CLI user needs the command that does it.
+std::string CliWayOut(absl::string_view message) {
+  return absl::StrReplaceAll(
+      message, {{"use StreamBatches to receive it in parts",
+                 "use `posenc rows` (same options) to receive it streamed in "
+                 "parts"}});
+}
+
 int Fail(const absl::Status& status) {
   std::cerr << "posenc: " << absl::StatusCodeToString(status.code()) << ": "
-            << status.message() << "\n";
+            << CliWayOut(status.message()) << "\n";
   return 1;
 }
 

@@ -17,6 +17,30 @@
 //   absl::Span<const float> values = table->values<float>();  // 2048 x 512
 //
 // Thread-safe: one client (one channel) can serve many threads; reuse it.
+//
+// Example (link posenc::client: find_package(posenc CONFIG), or pkg-config
+// posenc; docs/cpp-package.md):
+//
+//   #include "client/posenc_client.h"
+//
+//   // Prints row 2 of the d=4 table: 0.9093 -0.4161 0.0200 0.9998.
+//   absl::Status PrintRow2(const std::string& target) {
+//     posenc::PosencClient::Options options;
+//     options.target = target;               // e.g. "127.0.0.1:50051"
+//     posenc::PosencClient client(options);  // one channel: reuse it
+//     posenc::TableSpec spec;
+//     spec.d = 4;
+//     spec.max_len = 8;
+//     absl::StatusOr<posenc::Tensor> table = client.GetTable(spec);
+//     if (!table.ok()) return table.status();  // the server's code
+//     absl::Span<const float> row =
+//         table->values<float>().subspan(2 * spec.width(), spec.width());
+//     std::printf("%.4f %.4f %.4f %.4f\n", row[0], row[1], row[2], row[3]);
+//     return absl::OkStatus();
+//   }
+//
+// tests/packaging/cpp_consumer/main.cc holds this example verbatim; the
+// CppPackage test builds it against an install prefix and runs it.
 #ifndef POSENC_CLIENT_POSENC_CLIENT_H_
 #define POSENC_CLIENT_POSENC_CLIENT_H_
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the posenc image from posenc_server and the posenc CLI as built on
-# this host (Debian 12) by the project's own build: nothing is compiled in
-# Docker, so gRPC (built once on the host) is never built a second time.
-# Stages a small build context in a temporary directory (the two binaries,
-# stripped; runtime-packages.txt, the Debian packages owning every library
-# they load, from docker/runtime-packages.sh, i.e. ldd on this host; and
-# docker/Dockerfile), runs `docker build` on it (classic builder is enough)
-# and removes it. Prints the runtime packages and the image's size.
+# The fast path to the posenc image: builds docker/Dockerfile's runtime stage
+# from posenc_server and the posenc CLI as built on this host (Debian 12) by
+# the project's own build, instead of building them in Docker (`docker build
+# -f docker/Dockerfile .` at the repo root compiles gRPC and posenc from
+# source: docs/deploy.md). Stages a small build context in a temporary
+# directory (the two binaries, stripped; runtime-packages.txt, the Debian
+# packages owning every library they load, from docker/runtime-packages.sh,
+# i.e. ldd on this host; and a Dockerfile: docker/Dockerfile's runtime stage
+# verbatim, its builder stage replaced by one holding those three files),
+# runs `docker build` on it (classic builder is enough) and removes it.
+# Prints the runtime packages and the image's size.
 # Usage: docker/build-image.sh [--binaries DIR] [--server FILE] [--cli FILE]
 #                              [-t TAG]
 #   DIR   a build tree holding server/posenc_server and client/posenc:
@@ -81,7 +84,20 @@ install -m 0755 -s "$server" "$context/posenc_server"
 install -m 0755 -s "$cli" "$context/posenc"
 "$repo/docker/runtime-packages.sh" "$context/posenc_server" "$context/posenc" \
   >"$context/runtime-packages.txt"
-install -m 0644 "$repo/docker/Dockerfile" "$context/Dockerfile"
+# docker/Dockerfile's runtime stage takes /out/{posenc_server,posenc,
+# runtime-packages.txt} from the stage named builder: here, a scratch stage
+# holding this context's three files.
+runtime_stage="$(sed -n '/^FROM debian:bookworm-slim AS runtime$/,$p' \
+  "$repo/docker/Dockerfile")"
+[[ -n "$runtime_stage" ]] ||
+  die "docker/Dockerfile has no 'FROM debian:bookworm-slim AS runtime' stage"
+{
+  echo "# docker/build-image.sh: the host-built binaries, then docker/Dockerfile's runtime stage."
+  echo "FROM scratch AS builder"
+  echo "COPY posenc_server posenc runtime-packages.txt /out/"
+  echo
+  echo "$runtime_stage"
+} >"$context/Dockerfile"
 
 echo "build-image: posenc_server from $server"
 echo "build-image: posenc from $cli"

@@ -1,8 +1,9 @@
 # posenc-proxy image: Debian 12's HAProxy 2.6 with deploy/haproxy/haproxy.cfg
 # (consistent hash of x-posenc-table over the posenc replicas): classic
 # builder, debian:bookworm-slim, Debian packages only. docker/compose.yaml
-# builds it; by hand, from the repo root (.dockerignore leaves only the
-# config in the context):
+# builds it; by hand, from the repo root (the context is the one
+# .dockerignore leaves for docker/Dockerfile too; this copies only the
+# config):
 #   docker build -f docker/haproxy.Dockerfile -t posenc-proxy:latest .
 # Configure with POSENC_PROXY_BIND and POSENC_1..POSENC_3 (host:port).
 FROM debian:bookworm-slim

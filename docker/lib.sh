@@ -2,7 +2,7 @@
 # Shared by docker/test-image.sh, docker/test-compose.sh and
 # docker/test-compose-shm.sh (sourced, not run): logging, skip/fail, polling,
 # the host-built binaries, a Docker engine, the base image and the posenc
-# image (docker/build-image.sh).
+# image (docker/build-image.sh, or from source with docker/Dockerfile).
 # The caller sets `repo`, `log_name` and `work` (a scratch directory) first,
 # and calls stop_engine from its EXIT trap (the compose tests: compose_cleanup).
 
@@ -151,4 +151,20 @@ build_image() {
     fail "docker/build-image.sh failed"
   fi
   grep -m1 '^runtime packages:' "$work/build-image.log" | sed 's/^/    /' || true
+}
+
+# Builds the posenc image TAG from source as a user would, `docker build -f
+# docker/Dockerfile .` at the repo root (log in $work/build-image.log), with
+# --no-cache when POSENC_DOCKER_NO_CACHE=1; logs its time and how many steps
+# came from the build cache.
+build_source_image() {
+  local tag="$1" start=$SECONDS no_cache=()
+  [[ "${POSENC_DOCKER_NO_CACHE:-0}" == 1 ]] && no_cache=(--no-cache)
+  log "docker build ${no_cache[*]} -f docker/Dockerfile -t $tag $repo (log: $work/build-image.log)"
+  if ! timeout 7200 docker build "${no_cache[@]}" -f "$repo/docker/Dockerfile" \
+    -t "$tag" "$repo" >"$work/build-image.log" 2>&1; then
+    tail -n 40 "$work/build-image.log" >&2
+    fail "docker build -f docker/Dockerfile failed"
+  fi
+  log "    built from source in $((SECONDS - start)) s ($(grep -c 'Using cache' "$work/build-image.log") of $(grep -c '^Step ' "$work/build-image.log") steps cached)"
 }

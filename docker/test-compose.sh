@@ -8,6 +8,8 @@
 #   (2) the worked example, and GetTable + GetRows for several table
 #       families: each family's calls all land on one replica (the replicas'
 #       own GetStats, read with the CLI inside each container);
+#   (2b) metrics on: each replica's /metrics (scraped inside its container)
+#       has posenc's own counters, counting the calls of (2);
 #   (3) `docker-compose stop` of one replica (a graceful drain) and `kill` of
 #       another: every family still answers through the proxy.
 # Then `docker-compose down`. Starts a Docker engine if none answers (and
@@ -131,6 +133,31 @@ done
 used="$(printf '%s\n' "${owner[@]}" | sort -u | wc -l)"
 log "    ${#families[@]} families on $used replicas"
 ((used >= 2)) || fail "all families on one replica: no hashing?"
+
+# (2b) Metrics are on (the image's --metrics_listen=0.0.0.0:9090): scrape each
+# replica's /metrics from inside its container (bash's /dev/tcp: the image has
+# no curl) and find posenc's own counters, with the table calls of (2) in
+# them.
+scrape() {
+  docker exec "${container[$1]}" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9090 &&
+    printf "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n" >&3 &&
+    timeout 5 cat <&3'
+}
+served=0
+for r in 1 2 3; do
+  page="$(scrape "$r")" || fail "posenc-$r: no answer on 127.0.0.1:9090/metrics"
+  grep -q '^HTTP/1\.[01] 200' <<<"$page" || fail "posenc-$r /metrics: $(head -n 1 <<<"$page")"
+  for series in posenc_requests_total posenc_cache_hits_total posenc_build_info; do
+    grep -q "^$series" <<<"$page" || fail "posenc-$r /metrics has no $series"
+  done
+  n="$(awk '/^posenc_requests_total\{/ && /method="(GetTable|GetRows)"/ && /code="OK"/ { n += $NF } END { print n + 0 }' <<<"$page")"
+  log "    posenc-$r /metrics: posenc_requests_total (GetTable+GetRows, OK) = $n"
+  served=$((served + n))
+done
+expected=$((${#families[@]} * 8))
+((served >= expected)) ||
+  fail "/metrics counts $served OK GetTable+GetRows calls, (2) made $expected"
+log "(2b) /metrics scraped in all 3 replicas: posenc's counters hold the $served table calls"
 
 # (3) Take replicas away: every family must still answer through the proxy.
 all_families_answer() {

@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# Builds the posenc image from the host-built binaries with
-# docker/build-image.sh (as a user does) and tests it for real: its size and
-# non-root user, health through the published port (with the same CLI, run
-# on the host), the worked example (d=4, pos=2), the HEALTHCHECK, a non-root
-# PID-1 server, and a graceful `docker stop` (exit 0 and the drain log lines).
+# Builds the posenc image and tests it for real: its size and non-root user,
+# health through the published port (with the same CLI, run on the host),
+# the worked example (d=4, pos=2), the HEALTHCHECK, a non-root PID-1 server,
+# and a graceful `docker stop` (exit 0 and the drain log lines). The image
+# comes from the host-built binaries with docker/build-image.sh (the fast
+# path), or with --from-source from `docker build -f docker/Dockerfile .` at
+# the repo root (gRPC and posenc compiled in Docker; the host's binaries then
+# give only the CLI of the checks), both as a user builds it.
 # Starts a Docker engine if none answers (and stops it at the end) and builds
 # the debian:bookworm-slim base with debootstrap if it is missing (no registry
 # needed).
-# Usage: docker/test-image.sh [--binaries DIR] [--server FILE] [--cli FILE]
+# Usage: docker/test-image.sh [--from-source] [--binaries DIR] [--server FILE]
+#                             [--cli FILE]
 #   (root; exit 77 = skipped). DIR: a build tree (server/posenc_server,
 #   client/posenc; default build/) or a directory holding both; FILE: one
-#   binary by path. POSENC_TEST_IMAGE (posenc:test): the tag it builds;
-#   POSENC_MAX_IMAGE_MB (120): the size limit.
+#   binary by path. POSENC_TEST_IMAGE (posenc:test, posenc:test-source with
+#   --from-source): the tag it builds; POSENC_MAX_IMAGE_MB (120): the size
+#   limit. With --from-source, the engine's build cache is used (the first
+#   build on an engine compiles everything) unless POSENC_DOCKER_NO_CACHE=1.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-image="${POSENC_TEST_IMAGE:-posenc:test}"
+from_source=""
+if [[ "${1:-}" == --from-source ]]; then
+  from_source=1
+  shift
+fi
+image="${POSENC_TEST_IMAGE:-posenc:test${from_source:+-source}}"
 max_image_mb="${POSENC_MAX_IMAGE_MB:-120}"
 container="posenc-test-$$"
 work="$(mktemp -d /tmp/posenc-test-image.XXXXXX)"
@@ -39,7 +50,11 @@ ensure_engine
 ensure_base_image
 
 # ---- image -----------------------------------------------------------------
-build_image "$image"
+if [[ -n "$from_source" ]]; then
+  build_source_image "$image"
+else
+  build_image "$image"
+fi
 size_bytes="$(docker image inspect -f '{{.Size}}' "$image")"
 size_mb=$((size_bytes / 1000000))
 log "image $image: $size_mb MB ($size_bytes bytes)"

@@ -7,8 +7,10 @@
 #   1. the Release build and its ctest run (unit, integration, numerics,
 #      interop, replica, affinity (3 replicas behind HAProxy), hardening with
 #      a short soak, deploy, bench configs, docs links);
-#   2. the Docker tests (ctest label `docker`: the image, and compose with 3
-#      replicas behind HAProxy; skipped without root or Docker);
+#   2. the Docker tests (ctest label `docker`: the image from the host-built
+#      binaries, and compose with 3 replicas behind HAProxy; skipped without
+#      root or Docker; the image built from source, label `docker_source`, is
+#      not run here: it compiles gRPC in Docker, docs/deploy.md);
 #   3. every concurrent part under ThreadSanitizer (`tsan` preset: cache,
 #      pool, warm reserve, limiters, a real server and clients), linking a
 #      gRPC and an Abseil built with -fsanitize=thread (build-grpc.sh --tsan);
@@ -86,7 +88,7 @@ fi
 
 if [[ "${POSENC_QUICK:-0}" != 1 ]]; then
   phase "docker image and compose"
-  run_ctest --test-dir build -L docker
+  run_ctest --test-dir build -L '^docker$'
   phase "ThreadSanitizer"
   # The tsan preset links gRPC and Abseil built with -fsanitize=thread
   # (once per machine, like the Release gRPC: scripts/build-grpc.sh --tsan).

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/limit_flags.h"
 #include "server/tensor_message.h"
 
 namespace posenc {
@@ -75,7 +76,7 @@ absl::Status Admission::AdmitComputation(const std::string& peer,
   absl::Status posted = pool_->TryPost(peer, cost_bytes, std::move(task));
   if (!posted.ok()) {
     ticket.slot.reset();
-    return Refuse(RefusalReason::kQueueFull, posted);
+    return Refuse(RefusalReason::kQueueFull, NameServerFlag(posted));
   }
   return posted;
 }

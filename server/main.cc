@@ -3,28 +3,64 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "server/build_info.h"
 #include "server/log.h"
 #include "server/posenc_server.h"
 #include "server/server_options.h"
 
+// One flag per ServerOptions field, from the table in server_options.h: the
+// field's default, its help with the valid range.
 namespace {
 const posenc::ServerOptions kDefaults;
+}  // namespace
+// The table's ranges, read at global scope (flags must be defined there).
+using posenc::AnyValue;
+using posenc::AtLeast;
+using posenc::Between;
+using posenc::HostPort;
+using posenc::HostPortOrEmpty;
+using posenc::kMaxGrpcSeconds;
+using posenc::kProvenMaxD;
+using posenc::kProvenMaxLen;
+using posenc::kUnbounded;
+using posenc::OneOf;
+using posenc::Seconds;
+using posenc::ZeroOrBetween;
+using posenc::ZeroOrSeconds;
+#define POSENC_DEFINE_FLAG(type, name, default_value, rule, help) \
+  ABSL_FLAG(type, name, kDefaults.name, posenc::OptionHelp(help, rule));
+POSENC_SERVER_OPTIONS(POSENC_DEFINE_FLAG)
+#undef POSENC_DEFINE_FLAG
 
-// posenc's own flags are the ones defined in the project's server/ directory
-// (this file, today): --help and --helpshort list those, with their defaults;
-// --helpfull lists Abseil's too. New flags there need nothing else.
+namespace {
+
+constexpr char kUsage[] =
+    "Serves sinusoidal positional-encoding tables over gRPC "
+    "(posenc.v1.PositionalEncoding).\nUsage: posenc_server [--flags]\n"
+    "--help lists posenc_server's flags; --helpfull adds Abseil's; "
+    "--version prints the build.";
+
+// posenc's own flags are the ones defined in the project's server/ directory:
+// --help lists those, with their defaults; --helpfull lists Abseil's too.
 bool IsPosencServerFlagFile(absl::string_view file) {
   return absl::StrContains(absl::StrCat("/", file), "/server/");
 }
@@ -34,119 +70,74 @@ std::string ShortFlagFileName(absl::string_view file) {
   const size_t at = absl::StrCat("/", file).rfind("/server/");
   return std::string(at == std::string::npos ? file : file.substr(at));
 }
+
+// Prints the usage and the flags, grouped by the file that defines them
+// ("Flags from server/main.cc:") and sorted by name, in Abseil's layout
+// ("--name (help); default: value;"), to stdout. Abseil's own --help
+// handler exits 1; a help a user asked for is a success, so main prints it.
+void PrintHelp(bool full) {
+  std::vector<absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (full || IsPosencServerFlagFile(flag->Filename())) {
+      flags.push_back(flag);
+    }
+  }
+  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) {
+    return std::make_pair(ShortFlagFileName(a->Filename()), a->Name()) <
+           std::make_pair(ShortFlagFileName(b->Filename()), b->Name());
+  });
+  std::cout << kUsage << "\n";
+  std::string file;
+  for (const absl::CommandLineFlag* flag : flags) {
+    if (ShortFlagFileName(flag->Filename()) != file) {
+      file = ShortFlagFileName(flag->Filename());
+      std::cout << "\n  Flags from " << file << ":\n";
+    }
+    const bool quoted = flag->IsOfType<std::string>();
+    std::cout << "    --" << flag->Name() << " (" << flag->Help()
+              << "); default: " << (quoted ? "\"" : "") << flag->DefaultValue()
+              << (quoted ? "\"" : "") << ";\n";
+  }
+}
+
+// --help / --helpshort / -h: 1; --helpfull: 2; else 0. Stops at "--".
+int HelpRequested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--helpfull" || arg == "-helpfull") return 2;
+    if (arg == "--help" || arg == "-help" || arg == "--helpshort" ||
+        arg == "-helpshort" || arg == "-h") {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+posenc::ServerOptions OptionsFromFlags() {
+  posenc::ServerOptions options;
+#define POSENC_READ_FLAG(type, name, default_value, rule, help) \
+  options.name = absl::GetFlag(FLAGS_##name);
+  POSENC_SERVER_OPTIONS(POSENC_READ_FLAG)
+#undef POSENC_READ_FLAG
+  return options;
+}
+
 }  // namespace
-
-ABSL_FLAG(std::string, listen, kDefaults.listen,
-          "host:port to serve gRPC on (use 0.0.0.0:50051 in containers; port "
-          "0 picks a free port)");
-ABSL_FLAG(uint64_t, cache_bytes, kDefaults.cache_bytes,
-          "byte budget of the table cache (LRU)");
-ABSL_FLAG(uint32_t, max_d, kDefaults.max_d,
-          "largest model dimension d (at most 65536, the proven range)");
-ABSL_FLAG(uint32_t, max_len_limit, kDefaults.max_len_limit,
-          "largest max_len of a table (at most 16777216, the proven range)");
-ABSL_FLAG(uint32_t, max_rows_per_request, kDefaults.max_rows_per_request,
-          "most positions in one GetRows request");
-ABSL_FLAG(uint64_t, max_message_bytes, kDefaults.max_message_bytes,
-          "largest tensor payload in one response message, in bytes");
-ABSL_FLAG(uint64_t, max_request_bytes, kDefaults.max_request_bytes,
-          "largest request message accepted, in bytes");
-ABSL_FLAG(uint32_t, max_concurrent_streams, kDefaults.max_concurrent_streams,
-          "concurrent calls allowed on one HTTP/2 connection");
-ABSL_FLAG(uint32_t, max_metadata_bytes, kDefaults.max_metadata_bytes,
-          "largest request header block (metadata) in bytes; gRPC refuses a "
-          "call past it with RESOURCE_EXHAUSTED (1024..1048576)");
-ABSL_FLAG(uint32_t, max_ping_strikes, kDefaults.max_ping_strikes,
-          "PINGs a connection may send sooner than --min_ping_interval_seconds "
-          "apart while the server sends no data; one more and it gets GOAWAY "
-          "(too_many_pings) and is closed (1..1000)");
-ABSL_FLAG(double, min_ping_interval_seconds,
-          kDefaults.min_ping_interval_seconds,
-          "shortest interval between a client's PINGs that is not a strike "
-          "while the server sends no data (1..86400)");
-ABSL_FLAG(double, max_connection_idle_seconds,
-          kDefaults.max_connection_idle_seconds,
-          "a connection with no call for this long gets GOAWAY and is closed "
-          "(0 = never)");
-ABSL_FLAG(double, max_connection_age_seconds,
-          kDefaults.max_connection_age_seconds,
-          "a connection older than this (+-10% jitter) gets GOAWAY; clients "
-          "reconnect (0 = never)");
-ABSL_FLAG(double, max_connection_age_grace_seconds,
-          kDefaults.max_connection_age_grace_seconds,
-          "after --max_connection_age_seconds, how long the calls on the "
-          "connection may take to finish before it is closed");
-ABSL_FLAG(double, handshake_timeout_seconds,
-          kDefaults.handshake_timeout_seconds,
-          "a new connection that has not finished its handshake (TLS, HTTP/2 "
-          "preface and SETTINGS) within this is closed (0.1..3600)");
-ABSL_FLAG(int, threads, kDefaults.threads,
-          "threads computing tables (0 = one per core)");
-ABSL_FLAG(uint64_t, max_queued_compute_bytes,
-          kDefaults.max_queued_compute_bytes,
-          "bytes of computation that may wait for a compute thread; a cache "
-          "miss past it gets RESOURCE_EXHAUSTED");
-ABSL_FLAG(uint32_t, max_misses_per_connection,
-          kDefaults.max_misses_per_connection,
-          "computations (cache misses) one client connection may have in "
-          "progress; more get RESOURCE_EXHAUSTED");
-ABSL_FLAG(uint64_t, max_inflight_bytes, kDefaults.max_inflight_bytes,
-          "bytes calls in progress may hold outside the cache (response "
-          "buffers, evicted tables still being sent)");
-ABSL_FLAG(uint64_t, warm_reserve_bytes, kDefaults.warm_reserve_bytes,
-          "warm memory for the next cold table: freed table and answer "
-          "buffers (>= 2 MiB) kept mapped, and fresh pages faulted in by a "
-          "lowest-priority background thread, up to this many bytes (0 = "
-          "off; else 2 MiB..1 GiB; resident while on, counts in the RSS "
-          "margin)");
-ABSL_FLAG(uint64_t, grpc_memory_bytes, kDefaults.grpc_memory_bytes,
-          "gRPC's ResourceQuota: memory for its own buffers");
-ABSL_FLAG(int, grpc_max_threads, kDefaults.grpc_max_threads,
-          "threads gRPC may run for its synchronous services (reflection, "
-          "channelz); one per open call, past it RESOURCE_EXHAUSTED (2..1024)");
-ABSL_FLAG(uint32_t, failure_log_lines_per_second,
-          kDefaults.failure_log_lines_per_second,
-          "failed calls logged per second, and gRPC's own log lines per "
-          "second; the rest are counted in one 'suppressed K ...' line a "
-          "second (0..1000000)");
-ABSL_FLAG(double, lame_duck_seconds, kDefaults.lame_duck_seconds,
-          "on SIGTERM/SIGINT, seconds the server keeps serving with health "
-          "NOT_SERVING, so health checks and proxies move traffic away, "
-          "before it stops taking calls (0 = stop taking calls at once)");
-ABSL_FLAG(double, grace_seconds, kDefaults.grace_seconds,
-          "after the lame-duck period, seconds in-flight calls may take to "
-          "finish (streams keep sending to slow readers) before they are "
-          "cancelled");
-
-ABSL_FLAG(std::string, metrics_listen, kDefaults.metrics_listen,
-          "host:port serving Prometheus metrics at http://host:port/metrics "
-          "(empty = off; port 0 picks a free port)");
-ABSL_FLAG(std::string, tls_cert, kDefaults.tls_cert,
-          "PEM server certificate chain; with --tls_key, serve TLS only");
-ABSL_FLAG(std::string, tls_key, kDefaults.tls_key,
-          "PEM private key of --tls_cert");
-ABSL_FLAG(std::string, tls_client_ca, kDefaults.tls_client_ca,
-          "PEM CA bundle; when set, clients must present a certificate it "
-          "signed (mutual TLS)");
-ABSL_FLAG(bool, channelz, kDefaults.channelz,
-          "serve grpc.channelz.v1.Channelz (connection and call counters) on "
-          "the gRPC port");
-ABSL_FLAG(std::string, shm_dir, kDefaults.shm_dir,
-          "a directory on a tmpfs (/dev/shm, an emptyDir with medium: Memory) "
-          "where cached tables live as read-only files that same-host clients "
-          "map (docs/shared_memory.md); empty: bytes only");
 
 int main(int argc, char** argv) {
   absl::FlagsUsageConfig usage_config;
   usage_config.contains_help_flags = IsPosencServerFlagFile;
   usage_config.contains_helpshort_flags = IsPosencServerFlagFile;
   usage_config.normalize_filename = ShortFlagFileName;
+  usage_config.version_string = posenc::BuildInfo;
   absl::SetFlagsUsageConfig(usage_config);
-  absl::SetProgramUsageMessage(
-      "Serves sinusoidal positional-encoding tables over gRPC "
-      "(posenc.v1.PositionalEncoding).\nUsage: posenc_server [--flags]\n"
-      "--help lists posenc_server's flags; --helpfull adds Abseil's.");
-  absl::ParseCommandLine(argc, argv);
+  absl::SetProgramUsageMessage(kUsage);
+  if (const int help = HelpRequested(argc, argv); help != 0) {
+    PrintHelp(help == 2);
+    return 0;
+  }
+  absl::ParseCommandLine(argc, argv);  // --version prints BuildInfo, exits 0
   // Debian's Abseil is built without NDEBUG, so every absl::Mutex lock --
   // gRPC's included -- runs the deadlock detector (a lock graph): ~12% of
   // the server's CPU per 1-row GetRows (bench: 41-47 -> 36-41 us per call).
@@ -161,47 +152,8 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  posenc::ServerOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
-  options.max_d = absl::GetFlag(FLAGS_max_d);
-  options.max_len_limit = absl::GetFlag(FLAGS_max_len_limit);
-  options.max_rows_per_request = absl::GetFlag(FLAGS_max_rows_per_request);
-  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
-  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
-  options.max_metadata_bytes = absl::GetFlag(FLAGS_max_metadata_bytes);
-  options.max_ping_strikes = absl::GetFlag(FLAGS_max_ping_strikes);
-  options.min_ping_interval_seconds =
-      absl::GetFlag(FLAGS_min_ping_interval_seconds);
-  options.max_connection_idle_seconds =
-      absl::GetFlag(FLAGS_max_connection_idle_seconds);
-  options.max_connection_age_seconds =
-      absl::GetFlag(FLAGS_max_connection_age_seconds);
-  options.max_connection_age_grace_seconds =
-      absl::GetFlag(FLAGS_max_connection_age_grace_seconds);
-  options.handshake_timeout_seconds =
-      absl::GetFlag(FLAGS_handshake_timeout_seconds);
-  options.threads = absl::GetFlag(FLAGS_threads);
-  options.max_queued_compute_bytes =
-      absl::GetFlag(FLAGS_max_queued_compute_bytes);
-  options.max_misses_per_connection =
-      absl::GetFlag(FLAGS_max_misses_per_connection);
-  options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
-  options.warm_reserve_bytes = absl::GetFlag(FLAGS_warm_reserve_bytes);
-  options.grpc_memory_bytes = absl::GetFlag(FLAGS_grpc_memory_bytes);
-  options.grpc_max_threads = absl::GetFlag(FLAGS_grpc_max_threads);
-  options.failure_log_lines_per_second =
-      absl::GetFlag(FLAGS_failure_log_lines_per_second);
-  options.lame_duck_seconds = absl::GetFlag(FLAGS_lame_duck_seconds);
-  options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
-  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  options.tls_key = absl::GetFlag(FLAGS_tls_key);
-  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  options.channelz = absl::GetFlag(FLAGS_channelz);
-  options.shm_dir = absl::GetFlag(FLAGS_shm_dir);
-
+  // Create validates the options (an invalid one: exit 2 naming its flag).
+  const posenc::ServerOptions options = OptionsFromFlags();
   absl::StatusOr<std::unique_ptr<posenc::PosencServer>> server =
       posenc::PosencServer::Create(options);
   if (!server.ok()) {

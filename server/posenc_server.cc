@@ -22,6 +22,7 @@
 #include "core/runtime/buffer_reserve.h"
 #include "grpc/health/v1/health.pb.h"
 #include "server/grpc_log_sink.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/unary_call.h"
 
@@ -85,6 +86,10 @@ PosencServer::PosencServer(const ServerOptions& options)
 
 absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
     const ServerOptions& options) {
+  // Process-wide, and first: the error of an invalid option is logged in
+  // the format asked for.
+  SetLogFormat(options.log_format == "json" ? LogFormat::kJson
+                                            : LogFormat::kText);
   if (absl::Status s = ValidateServerOptions(options); !s.ok()) return s;
   std::unique_ptr<PosencServer> server(new PosencServer(options));
 
@@ -109,7 +114,10 @@ absl::StatusOr<std::unique_ptr<PosencServer>> PosencServer::Create(
   if (!options.shm_dir.empty()) {
     absl::StatusOr<std::shared_ptr<SharedMemoryDirectory>> shm =
         SharedMemoryDirectory::Open(options.shm_dir);
-    if (!shm.ok()) return shm.status();
+    if (!shm.ok()) {
+      return absl::Status(shm.status().code(),
+                          absl::StrCat("--shm_dir ", shm.status().message()));
+    }
     server->shm_ = std::move(*shm);
   }
   TableCache::Options cache_options;

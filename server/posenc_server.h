@@ -6,7 +6,9 @@
 #ifndef POSENC_SERVER_POSENC_SERVER_H_
 #define POSENC_SERVER_POSENC_SERVER_H_
 
+#include <grpcpp/channel.h>
 #include <grpcpp/server.h>
+#include <grpcpp/support/channel_arguments.h>
 
 #include <atomic>
 #include <cstdint>
@@ -49,6 +51,15 @@ class PosencServer {
   // The server's own subdirectory of options().shm_dir; empty without it.
   std::string shm_directory() const {
     return shm_ != nullptr ? shm_->path() : std::string();
+  }
+
+  // Test-only: a channel to this server through gRPC's in-process transport
+  // (no socket, no HTTP/2), for the fuzz harness's long-lived server. Its
+  // calls reach the same service; the peer is "inproc". Valid until
+  // Shutdown.
+  std::shared_ptr<grpc::Channel> InProcessChannel(
+      const grpc::ChannelArguments& args) {
+    return server_->InProcessChannel(args);
   }
 
   // Graceful stop that a proxy can follow: health goes NOT_SERVING, the

@@ -7,28 +7,14 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "convert/proto_conversion.h"
 #include "core/spec/request_limits.h"
 #include "posenc/v1/posenc.pb.h"
+#include "server/limit_flags.h"
 #include "server/tensor_message.h"
 
 namespace posenc {
 namespace {
-
-// The core names a limit in its own terms ("(limit max_d)", a SpecLimits
-// field; "(limit max_points)", a parameter); the server's callers set it as
-// a flag, so its answers name the flag.
-absl::Status WithFlagNames(absl::Status status) {
-  if (status.ok()) return status;
-  std::string message(status.message());
-  if (absl::StrReplaceAll({{"(limit max_d)", "(--max_d)"},
-                           {"(limit max_points)", "(--max_rows_per_request)"}},
-                          &message) == 0) {
-    return status;
-  }
-  return absl::Status(status.code(), message);
-}
 
 // The validated spec of a request's `spec` field.
 absl::StatusOr<TableSpec> ResolveSpec(const v1::TableSpec& proto,
@@ -36,7 +22,7 @@ absl::StatusOr<TableSpec> ResolveSpec(const v1::TableSpec& proto,
   absl::StatusOr<TableSpec> spec = SpecFromProto(proto);
   if (!spec.ok()) return spec.status();
   if (absl::Status s = ValidateSpec(*spec, limits); !s.ok()) {
-    return WithFlagNames(s);
+    return NameServerFlag(s);
   }
   return spec;
 }
@@ -55,15 +41,15 @@ absl::StatusOr<RangePlan> PlanRange(const grpc::ByteBuffer& raw,
   plan.end = request.has_end() ? request.end() : spec->max_len;
   if (absl::Status s = ValidateRange(plan.start, plan.end, spec->max_len);
       !s.ok()) {
-    return s;
+    return NameServerFlag(s);
   }
   if (rows_stream) {
     plan.rows_per_message = 1;
     if (absl::Status s =
             CheckMessageSize(spec->row_bytes(), limits.max_message_bytes,
-                             "one row", "raise --max_message_bytes");
+                             "one row", "the server's limit must be raised");
         !s.ok()) {
-      return s;
+      return NameServerFlag(s);
     }
   } else {
     uint32_t requested = 0;
@@ -72,7 +58,7 @@ absl::StatusOr<RangePlan> PlanRange(const grpc::ByteBuffer& raw,
     }
     absl::StatusOr<uint32_t> rows = ResolveRowsPerBatch(
         requested, spec->row_bytes(), limits.max_message_bytes);
-    if (!rows.ok()) return rows.status();
+    if (!rows.ok()) return NameServerFlag(rows.status());
     plan.rows_per_message = *rows;
   }
   return plan;
@@ -101,7 +87,7 @@ absl::StatusOr<TablePlan> PlanGetTable(const grpc::ByteBuffer& raw,
           spec->table_bytes(), limits.max_message_bytes, "the table",
           "use StreamBatches to receive it in parts");
       !s.ok()) {
-    return s;
+    return NameServerFlag(s);
   }
   return TablePlan{*std::move(spec), request.accept_shared_memory()};
 }
@@ -126,13 +112,13 @@ absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
   if (absl::Status s = ValidatePositions(request.positions(), spec->max_len,
                                          limits.max_rows_per_request);
       !s.ok()) {
-    return s;
+    return NameServerFlag(s);
   }
   if (absl::Status s = CheckMessageSize(
           uint64_t(request.positions_size()) * spec->row_bytes(),
           limits.max_message_bytes, "the rows", "ask for fewer positions");
       !s.ok()) {
-    return s;
+    return NameServerFlag(s);
   }
   GatherPlan plan;
   plan.spec = *spec;
@@ -147,7 +133,7 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
   absl::StatusOr<EncodingSpec> spec = EncodingSpecFromProto(request.spec());
   if (!spec.ok()) return spec.status();
   if (absl::Status s = ValidateEncodingSpec(*spec, limits.spec); !s.ok()) {
-    return WithFlagNames(s);
+    return NameServerFlag(s);
   }
   EncodePlan plan;
   absl::StatusOr<uint32_t> points;
@@ -164,14 +150,14 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
     points = CountPoints(request.positions_size(), spec->coordinates,
                          limits.max_rows_per_request);
   }
-  if (!points.ok()) return WithFlagNames(points.status());
+  if (!points.ok()) return NameServerFlag(points.status());
   plan.spec = *spec;
   plan.points = *points;
   if (absl::Status s =
           CheckMessageSize(plan.answer_bytes(), limits.max_message_bytes,
                            "the rows", "send fewer points per call");
       !s.ok()) {
-    return s;
+    return NameServerFlag(s);
   }
   plan.positions = std::move(*request.mutable_positions());
   return plan;

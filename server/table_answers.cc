@@ -5,6 +5,7 @@
 #include "core/plan/encoding.h"
 #include "core/plan/encoding_plan.h"
 #include "core/plan/real_encoding_plan.h"
+#include "server/limit_flags.h"
 #include "server/tensor_message.h"
 
 namespace posenc {
@@ -63,7 +64,7 @@ absl::StatusOr<grpc::ByteBuffer> ComputeEncodeAnswer(
           ? (*encoding)->ValidateGrid(*plan.grid, max_rows_per_request)
           : (*encoding)->ValidatePositions(plan.positions,
                                            max_rows_per_request);
-  if (!valid.ok()) return valid;
+  if (!valid.ok()) return NameServerFlag(valid);
   absl::StatusOr<grpc::Slice> data = charge.IntoSlice();
   if (!data.ok()) return data.status();
   if (plan.grid.has_value()) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/runtime/limit_error.h"
 
 namespace posenc {
 
@@ -75,11 +76,12 @@ absl::Status ComputePool::TryPost(absl::string_view owner, uint64_t cost_bytes,
     if (queued_tasks_ > 0 &&
         queued_bytes_ + cost_bytes > options_.max_queued_bytes) {
       ++refused_;
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the compute queue is full: ", queued_bytes_, " bytes of work wait ",
-          "and this call adds ", cost_bytes, ", over the limit ",
-          options_.max_queued_bytes_flag, "=", options_.max_queued_bytes,
-          "; retry with backoff"));
+      return LimitError(
+          absl::StatusCode::kResourceExhausted, Limit::kQueuedComputeBytes,
+          absl::StrCat("the compute queue is full: ", queued_bytes_,
+                       " bytes of work wait and this call adds ", cost_bytes,
+                       ", over the limit ", options_.max_queued_bytes,
+                       "; retry with backoff"));
     }
     PushLocked(owner, Task{std::move(task), cost_bytes});
   }

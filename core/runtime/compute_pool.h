@@ -42,8 +42,6 @@ class ComputePool {
     int threads = 1;
     // Bound of the bytes of queued (not yet started) work.
     uint64_t max_queued_bytes = uint64_t{256} << 20;
-    // The flag that sets max_queued_bytes, named in refusals.
-    std::string max_queued_bytes_flag = "--max_queued_compute_bytes";
     // Nice value of the pool's threads (0..19). Above 0, threads serving
     // cache hits (gRPC's) win the CPU from computations when both want it.
     int nice = 0;

@@ -101,17 +101,19 @@ absl::StatusOr<std::string> RandomHex() {
 
 absl::StatusOr<std::shared_ptr<SharedMemoryDirectory>>
 SharedMemoryDirectory::Open(const std::string& parent) {
-  const std::string flag = absl::StrCat("--shm_dir ", parent);
+  // Errors begin with the directory; the caller names where it came from
+  // (the server prefixes its flag).
+  const std::string& subject = parent;
   const int parent_fd =
       open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (parent_fd < 0) {
     const int err = errno;
     if (err == ELOOP) {
       return absl::InvalidArgumentError(absl::StrCat(
-          flag, " is a symlink; give the directory itself (a tmpfs)"));
+          subject, " is a symlink; give the directory itself (a tmpfs)"));
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": ", Errno(err), " (an existing directory on a tmpfs)"));
+        subject, ": ", Errno(err), " (an existing directory on a tmpfs)"));
   }
   auto fail = [parent_fd](absl::Status status) {
     close(parent_fd);
@@ -120,22 +122,22 @@ SharedMemoryDirectory::Open(const std::string& parent) {
   struct statfs fs;
   if (fstatfs(parent_fd, &fs) != 0) {
     return fail(absl::InvalidArgumentError(
-        absl::StrCat(flag, ": statfs: ", Errno(errno))));
+        absl::StrCat(subject, ": statfs: ", Errno(errno))));
   }
   if (static_cast<unsigned long>(fs.f_type) != TMPFS_MAGIC) {
     return fail(absl::InvalidArgumentError(absl::StrFormat(
         "%s is not on a tmpfs (filesystem type 0x%x); shared-memory tables "
         "need memory, e.g. /dev/shm or a Kubernetes emptyDir with medium: "
         "Memory",
-        flag, static_cast<unsigned long>(fs.f_type))));
+        subject, static_cast<unsigned long>(fs.f_type))));
   }
   std::string base = parent;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   if (base[0] != '/') {
     char cwd[4096];
     if (getcwd(cwd, sizeof(cwd)) == nullptr) {
-      return fail(
-          absl::InternalError(absl::StrCat(flag, ": getcwd: ", Errno(errno))));
+      return fail(absl::InternalError(
+          absl::StrCat(subject, ": getcwd: ", Errno(errno))));
     }
     base = absl::StrCat(cwd, "/", base);
   }
@@ -147,7 +149,7 @@ SharedMemoryDirectory::Open(const std::string& parent) {
   const std::string name = absl::StrCat(kPrefix, *hex);
   auto internal = [&](const char* what) {
     return absl::InternalError(
-        absl::StrCat(flag, ": ", what, ": ", Errno(errno)));
+        absl::StrCat(subject, ": ", what, ": ", Errno(errno)));
   };
   if (mkdirat(parent_fd, setup_name.c_str(), 0700) != 0) {
     return fail(internal("mkdir"));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/numerics/shortest_double.h"
+#include "core/runtime/limit_error.h"
 #include "core/spec/multi_axis.h"
 
 namespace posenc {
@@ -82,9 +83,9 @@ absl::Status ValidateEncodingSpec(const EncodingSpec& spec,
         "concat_sin_cos or concat_cos_sin"));
   }
   if (spec.coordinates == 0 || spec.coordinates > limits.max_d) {
-    return Invalid(absl::StrCat("spec.coordinates: ", spec.coordinates,
-                                " is outside 1..", limits.max_d,
-                                " (limit max_d)"));
+    return LimitError(absl::StatusCode::kInvalidArgument, Limit::kD,
+                      absl::StrCat("spec.coordinates: ", spec.coordinates,
+                                   " is outside 1..", limits.max_d));
   }
   if (!std::isfinite(spec.scale) || spec.scale < kMinRealScale ||
       spec.scale > kMaxRealScale) {
@@ -107,9 +108,9 @@ absl::Status ValidateEncodingSpec(const EncodingSpec& spec,
     }
     if (spec.dim == 0) return Invalid("spec.dim is required");
     if (spec.dim > limits.max_d) {
-      return Invalid(absl::StrCat("spec.dim: ", spec.dim,
-                                  " exceeds the server limit ", limits.max_d,
-                                  " (limit max_d)"));
+      return LimitError(absl::StatusCode::kInvalidArgument, Limit::kD,
+                        absl::StrCat("spec.dim is ", spec.dim,
+                                     ", over the limit ", limits.max_d));
     }
     if (spec.dim % 2 != 0 && !spec.pad_odd_dim) {
       return Invalid(absl::StrCat(
@@ -164,12 +165,14 @@ absl::Status ValidateEncodingSpec(const EncodingSpec& spec,
   }
   const uint64_t channels = 2 * spec.pairs() + (spec.pad_odd_dim ? 1 : 0);
   if (channels > limits.max_d) {
-    return Invalid(absl::StrCat(
-        spec.scheme == FrequencyScheme::kOctaves ? "spec.num_frequencies"
-                                                 : "spec.coordinates",
-        ": ", spec.coordinates, " coordinates x ", spec.half(),
-        " frequencies x 2 = ", channels, " sin/cos channels exceed ",
-        limits.max_d, " (limit max_d)"));
+    return LimitError(
+        absl::StatusCode::kInvalidArgument, Limit::kD,
+        absl::StrCat(spec.scheme == FrequencyScheme::kOctaves
+                         ? "spec.num_frequencies"
+                         : "spec.coordinates",
+                     ": ", spec.coordinates, " coordinates x ", spec.half(),
+                     " frequencies x 2 = ", channels,
+                     " sin/cos channels, over the limit ", limits.max_d));
   }
   if (spec.scheme == FrequencyScheme::kOctaves && spec.dim != 0 &&
       spec.dim != spec.width()) {
@@ -191,9 +194,10 @@ absl::StatusOr<uint32_t> CountPoints(size_t values, uint32_t coordinates,
   }
   const size_t points = values / coordinates;
   if (points > max_points) {
-    return Invalid(absl::StrCat("positions: ", points,
-                                " points exceed the limit of ", max_points,
-                                " per request (limit max_points)"));
+    return LimitError(
+        absl::StatusCode::kInvalidArgument, Limit::kRowsPerRequest,
+        absl::StrCat("positions: ", points, " points, over the limit ",
+                     max_points, " per request"));
   }
   return static_cast<uint32_t>(points);
 }

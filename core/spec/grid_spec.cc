@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/numerics/shortest_double.h"
+#include "core/runtime/limit_error.h"
 #include "core/spec/table_spec.h"
 
 namespace posenc {
@@ -98,11 +99,16 @@ absl::Status ValidateGridTable(const TableSpec& spec,
       return Invalid(absl::StrCat(AxisField(a, "size"),
                                   ": 0; an axis has at least 1 point"));
     }
-    if (axis.channels < 2 || axis.channels % 2 != 0 ||
-        axis.channels > limits.max_d) {
+    if (axis.channels > limits.max_d) {
+      return LimitError(
+          absl::StatusCode::kInvalidArgument, Limit::kD,
+          absl::StrCat(AxisField(a, "channels"), " is ", axis.channels,
+                       ", over the limit ", limits.max_d));
+    }
+    if (axis.channels < 2 || axis.channels % 2 != 0) {
       return Invalid(absl::StrCat(AxisField(a, "channels"), ": ", axis.channels,
                                   "; sin/cos come in pairs: even, 2..",
-                                  limits.max_d, " (limit max_d)"));
+                                  limits.max_d));
     }
     if (axis.numerator == 0) {
       return Invalid(absl::StrCat(AxisField(a, "position_numerator"),

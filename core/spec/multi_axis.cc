@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/numerics/shortest_double.h"
+#include "core/runtime/limit_error.h"
 
 namespace posenc {
 namespace {
@@ -80,9 +81,11 @@ absl::Status ValidateMultiAxisSpec(const EncodingSpec& spec,
       }
       sum += n;
       if (sum > limits.max_d) {
-        return Invalid(
-            absl::StrCat("spec.axes_dim: the axes' channels sum to more than ",
-                         limits.max_d, " (limit max_d) at axes_dim[", a, "]"));
+        return LimitError(
+            absl::StatusCode::kInvalidArgument, Limit::kD,
+            absl::StrCat("spec.axes_dim: the axes' channels sum to ", sum,
+                         " at axes_dim[", a, "], over the limit ",
+                         limits.max_d));
       }
     }
     if (spec.dim != 0 && spec.dim != sum) {
@@ -96,10 +99,14 @@ absl::Status ValidateMultiAxisSpec(const EncodingSpec& spec,
           "spec.dim is required with spec.mrope_section: the head dimension "
           "(HF head_dim)");
     }
-    if (spec.dim % 2 != 0 || spec.dim > limits.max_d) {
+    if (spec.dim > limits.max_d) {
+      return LimitError(absl::StatusCode::kInvalidArgument, Limit::kD,
+                        absl::StrCat("spec.dim is ", spec.dim,
+                                     ", over the limit ", limits.max_d));
+    }
+    if (spec.dim % 2 != 0) {
       return Invalid(absl::StrCat("spec.dim: ", spec.dim,
-                                  " must be even and in 2..", limits.max_d,
-                                  " (limit max_d)"));
+                                  " must be even and in 2..", limits.max_d));
     }
     uint64_t sum = 0;
     for (size_t s = 0; s < spec.mrope_section.size(); ++s) {

@@ -1,6 +1,7 @@
 #include "core/spec/position_grid.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/runtime/limit_error.h"
 
 namespace posenc {
 
@@ -18,10 +19,11 @@ absl::StatusOr<uint32_t> CountGridPoints(const PositionGrid& grid,
   for (size_t c = 0; c < grid.coordinates(); ++c) {
     points *= grid.count[c];  // <= max_points * 2^32: no overflow
     if (points > max_points) {
-      return absl::InvalidArgumentError(
+      return LimitError(
+          absl::StatusCode::kInvalidArgument, Limit::kRowsPerRequest,
           absl::StrCat("grid: the counts up to grid.axes[", c, "] give ",
-                       points, " points, over the limit of ", max_points,
-                       " per request (limit max_points)"));
+                       points, " points, over the limit ", max_points,
+                       " per request"));
     }
   }
   return static_cast<uint32_t>(points);

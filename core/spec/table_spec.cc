@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/numerics/shortest_double.h"
+#include "core/runtime/limit_error.h"
 
 namespace posenc {
 
@@ -41,8 +42,9 @@ absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits) {
         absl::StrCat("spec.d must be even (sin/cos pairs), got ", spec.d));
   }
   if (spec.d > limits.max_d) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.d is ", spec.d, ", over the limit max_d=", limits.max_d));
+    return LimitError(
+        absl::StatusCode::kInvalidArgument, Limit::kD,
+        absl::StrCat("spec.d is ", spec.d, ", over the limit ", limits.max_d));
   }
   if (spec.frequency == Frequency::kT2T && spec.d < 4) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -67,9 +69,9 @@ absl::Status ValidateSpec(const TableSpec& spec, const SpecLimits& limits) {
         "spec.max_len is required: 1 to max_len_limit=", limits.max_len_limit));
   }
   if (spec.max_len > limits.max_len_limit) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("spec.max_len is ", spec.max_len,
-                     ", over the limit max_len_limit=", limits.max_len_limit));
+    return LimitError(absl::StatusCode::kInvalidArgument, Limit::kMaxLen,
+                      absl::StrCat("spec.max_len is ", spec.max_len,
+                                   ", over the limit ", limits.max_len_limit));
   }
   if (spec.rope != nullptr) {
     if (spec.frequency != Frequency::kPaper) {

@@ -10,7 +10,8 @@ target, one image name everywhere, a Dockerfile the classic builder can
 build, an HAProxy config that logs no line per call (so none per reset
 stream), and the shared-memory sidecar (Kubernetes and Compose): one tmpfs
 for --shm_dir mounted read-only in a caller of another non-root user, sized
-over --cache_bytes. Usage: check_deploy.py REPO_ROOT
+over --cache_bytes; metrics on (--metrics_listen) in the image, compose
+and Kubernetes, with Prometheus' scrape annotations. Usage: check_deploy.py REPO_ROOT
 """
 import glob
 import os
@@ -601,18 +602,91 @@ def check_dockerfile(root):
           "runtime stage does not switch to a non-root USER")
     check(re.search(r'^ENTRYPOINT\s.*"--listen=0\.0\.0\.0:50051"', text, re.M),
           "ENTRYPOINT does not listen on 0.0.0.0:50051")
-    # The image is assembled from the host-built binaries (docker/
-    # build-image.sh): nothing is compiled in it, gRPC least of all.
-    check(re.search(r"^COPY\s+posenc_server posenc\s+/usr/local/bin/", text,
-                    re.M),
-          "the image does not copy exactly the host-built posenc_server and "
-          "posenc")
-    instructions = "\n".join(line for line in text.splitlines()
-                             if not line.lstrip().startswith("#"))
-    check(not re.search(r"\b(ninja|cmake|make|g\+\+|build-grpc)\b",
-                        instructions),
-          "the Dockerfile compiles something (the image takes the host's "
-          "binaries)")
+    # Two stages: the builder compiles (the project's own scripts, as
+    # scripts/serve.sh runs them); the runtime stage only installs Debian
+    # packages and copies the builder's two binaries, and is the stage
+    # docker/build-image.sh reuses verbatim after its own builder stage.
+    stages = re.split(r"^(?=FROM\s)", text, flags=re.M)[1:]
+    names = [re.match(r"FROM\s+\S+\s+AS\s+(\S+)", s) for s in stages]
+    check([n.group(1) if n else None for n in names] == ["builder", "runtime"],
+          "stages are not `builder` then `runtime`")
+    if len(stages) != 2:
+        return
+
+    def instructions(stage):
+        return "\n".join(line for line in stage.splitlines()
+                         if not line.lstrip().startswith("#"))
+
+    builder, runtime = (instructions(s) for s in stages)
+    for step in (r"scripts/bootstrap\.sh --runtime-only",
+                 r"scripts/build-grpc\.sh", r"cmake --preset server",
+                 r"cmake --build --preset server",
+                 r"docker/runtime-packages\.sh"):
+        check(re.search(r"^RUN\s.*" + step, builder, re.M | re.S),
+              f"the builder stage does not run {step}")
+    check(not re.search(r"^RUN\s.*scripts/build-grpc\.sh\s+--", builder,
+                        re.M),
+          "the builder builds a gRPC flavour other than the default Release")
+    check(re.search(r"^COPY\s+--from=builder\s+/out/posenc_server "
+                    r"/out/posenc\s+/usr/local/bin/", runtime, re.M),
+          "the runtime stage does not copy exactly the builder's "
+          "posenc_server and posenc")
+    check(not re.search(r"\b(ninja|cmake|make|g\+\+|build-grpc)\b", runtime),
+          "the runtime stage compiles something")
+
+
+def metrics_port(args, label):
+    """The port of --metrics_listen=HOST:PORT in `args`, or None (failed)."""
+    listen = flag_value(args, "metrics_listen")
+    if not check(listen and re.fullmatch(r"0\.0\.0\.0:\d+", listen),
+                 f"{label}: metrics off (no --metrics_listen=0.0.0.0:PORT)"):
+        return None
+    return int(listen.rsplit(":", 1)[1])
+
+
+def check_metrics(root):
+    """Metrics are on in every shipped config: the image's ENTRYPOINT, the
+    compose replicas and the Kubernetes Deployments (main and sidecar), with
+    Prometheus' scrape annotations pointing at the container's `metrics`
+    port."""
+    with open(os.path.join(root, "docker", "Dockerfile")) as f:
+        text = f.read()
+    entrypoint = re.search(r"^ENTRYPOINT\s+(\[.*\])", text, re.M)
+    if check(entrypoint, "Dockerfile has no exec-form ENTRYPOINT"):
+        port = metrics_port(yaml.safe_load(entrypoint.group(1)),
+                            "Dockerfile ENTRYPOINT")
+        check(port is None or re.search(rf"^EXPOSE\s.*\b{port}\b", text, re.M),
+              f"Dockerfile does not EXPOSE the metrics port {port}")
+    for name in ("compose.yaml", "compose.shm.yaml"):
+        with open(os.path.join(root, "docker", name)) as f:
+            services = yaml.safe_load(f)["services"]
+        for service_name, service in services.items():
+            if str(service.get("image", "")).startswith("${POSENC_IMAGE") and \
+                    "command" in service and \
+                    any(str(a).startswith("--") for a in service["command"]):
+                metrics_port(service["command"], f"{name} {service_name}")
+    for subdir in ((), ("sidecar",)):
+        for (kind, _), (path, doc) in load_k8s(root, *subdir).items():
+            if kind != "Deployment":
+                continue
+            template = doc["spec"]["template"]
+            container = next((c for c in template["spec"]["containers"]
+                              if any(str(a).startswith("--cache_bytes")
+                                     for a in c.get("args", []))), None)
+            if not check(container, f"{path}: no posenc_server container"):
+                continue
+            port = metrics_port(container.get("args", []), path)
+            ports = {p.get("name"): p["containerPort"]
+                     for p in container.get("ports", [])}
+            check(port is None or ports.get("metrics") == port,
+                  f"{path}: --metrics_listen port {port} is not the "
+                  f"container's `metrics` port {ports.get('metrics')}")
+            notes = template["metadata"].get("annotations", {})
+            check(notes.get("prometheus.io/scrape") == "true" and
+                  notes.get("prometheus.io/port") == str(port) and
+                  notes.get("prometheus.io/path") == "/metrics",
+                  f"{path}: pod template lacks the Prometheus scrape "
+                  f"annotations for port {port} at /metrics: {notes}")
 
 
 def main():
@@ -624,6 +698,7 @@ def main():
     check_sidecar(root, image)
     check_compose_shm(root, image)
     check_dockerfile(root)
+    check_metrics(root)
     check_haproxy(root)
     check_nginx(root)
     check_consistent_hash(root, objects)

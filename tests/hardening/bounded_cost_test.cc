@@ -169,7 +169,8 @@ TEST_F(BoundedCostTest, FullComputeQueue_ResourceExhaustedNamingFlag) {
       ++refused;
       EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
       EXPECT_THAT(std::string(s.message()),
-                  HasSubstr("--max_queued_compute_bytes=33554432"));
+                  HasSubstr("over the limit 33554432; retry with backoff "
+                            "(posenc_server --max_queued_compute_bytes)"));
     }
   }
   // At least the first call to reach the queue; a second one only if the

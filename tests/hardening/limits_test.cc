@@ -50,7 +50,9 @@ TEST_F(LimitsTest, D_AtMaxOk_PastMaxInvalidArgument) {
   EXPECT_TRUE(client_->GetTable(Spec(64, 4)).ok());
   absl::Status past = client_->GetTable(Spec(66, 4)).status();
   EXPECT_EQ(past.code(), absl::StatusCode::kInvalidArgument) << past;
-  EXPECT_NE(past.message().find("max_d=64"), std::string::npos) << past;
+  EXPECT_NE(past.message().find("over the limit 64 (posenc_server --max_d)"),
+            std::string::npos)
+      << past;
 }
 
 TEST_F(LimitsTest, MaxLen_AtLimitOk_PastLimitInvalidArgument) {

@@ -131,6 +131,34 @@ TEST_F(CliTest, UsageErrors_ExitTwo) {
       1);
 }
 
+TEST_F(CliTest, ZeroOrMissingSize_UsageErrorSaysWhatIsWrong) {
+  Result zero = RunCli({"table", "--d", "4", "--max-len", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("--max-len must be at least 1"));
+  EXPECT_THAT(zero.err, HasSubstr("got 0"));
+  Result zero_d = RunCli({"table", "--d", "0", "--max-len", "4"});
+  EXPECT_EQ(zero_d.exit_code, 2);
+  EXPECT_THAT(zero_d.err, HasSubstr("--d must be at least 2"));
+  Result missing_d = RunCli({"table", "--max-len", "4"});
+  EXPECT_EQ(missing_d.exit_code, 2);
+  EXPECT_THAT(missing_d.err, HasSubstr("--d is required"));
+}
+
+TEST_F(CliTest, TableOverMessageLimit_NamesTheStreamingCommand) {
+  ServerOptions options = DefaultOptions();
+  options.max_message_bytes = 1024;
+  StartServer(options);
+  Result r = RunCli({"table", "--d", "64", "--max-len", "100"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("RESOURCE_EXHAUSTED"));
+  EXPECT_THAT(r.err, HasSubstr("use `posenc rows`"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("StreamBatches")));
+  // The command it names works with the same options.
+  Result rows = RunCli(
+      {"rows", "--d", "64", "--max-len", "100", "-o", Temp("streamed.npy")});
+  EXPECT_EQ(rows.exit_code, 0) << rows.err;
+}
+
 TEST_F(CliTest, Help_ListsCommandsAndOptionsWithDefaults) {
   for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
            {"--help"}, {"help"}, {"rows", "--help"}, {"-h"}}) {

@@ -127,7 +127,7 @@ TEST_F(EncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
   spec.shift = 0;
   spec.dim = 70000;
   ExpectRefused(client_->Encode(spec, {1}), absl::StatusCode::kInvalidArgument,
-                "(--max_d)");
+                "over the limit 65536 (posenc_server --max_d)");
 }
 
 TEST_F(EncodeTest, BadPositions_NameTheEntryOrTheLimit) {
@@ -153,7 +153,10 @@ TEST_F(EncodeTest, AnswerOverMessageLimit_ResourceExhausted) {
   spec.dim = 4096;  // 16 KiB a row: 65 points are over 1 MiB
   ExpectRefused(client_->Encode(spec, std::vector<double>(65, 0.5)),
                 absl::StatusCode::kResourceExhausted,
-                "over max_message_bytes=1048576");
+                "over the limit of 1048576 bytes a message; ");
+  ExpectRefused(client_->Encode(spec, std::vector<double>(65, 0.5)),
+                absl::StatusCode::kResourceExhausted,
+                "(posenc_server --max_message_bytes)");
   EXPECT_TRUE(client_->Encode(spec, std::vector<double>(63, 0.5)).ok());
 }
 

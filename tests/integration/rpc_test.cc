@@ -221,7 +221,10 @@ TEST_F(RpcTest, GetTable_OverMessageLimit_ResourceExhaustedPointingToStream) {
   absl::StatusOr<Tensor> table = client_->GetTable(Spec(512, 1000));  // 2 MB
   EXPECT_EQ(table.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(table.status().message(), HasSubstr("StreamBatches"));
-  EXPECT_THAT(table.status().message(), HasSubstr("max_message_bytes=1048576"));
+  EXPECT_THAT(table.status().message(),
+              HasSubstr("over the limit of 1048576 bytes a message"));
+  EXPECT_THAT(table.status().message(),
+              HasSubstr("(posenc_server --max_message_bytes)"));
   EXPECT_TRUE(client_->GetTable(Spec(512, 500)).ok());  // exactly 1 MiB
 }
 
@@ -270,9 +273,9 @@ INSTANTIATE_TEST_SUITE_P(
                     "spec.d must be even (sin/cos pairs), got 5"},
         InvalidCase{"ZeroD", With(0, 10), absl::StatusCode::kInvalidArgument,
                     "spec.d is required"},
-        InvalidCase{"DOverLimit", With(1026, 10),
-                    absl::StatusCode::kInvalidArgument,
-                    "spec.d is 1026, over the limit max_d=1024"},
+        InvalidCase{
+            "DOverLimit", With(1026, 10), absl::StatusCode::kInvalidArgument,
+            "spec.d is 1026, over the limit 1024 (posenc_server --max_d)"},
         InvalidCase{"T2TWithD2", With(2, 10, 1e4, Frequency::kT2T),
                     absl::StatusCode::kInvalidArgument, "FREQUENCY_T2T"},
         InvalidCase{"BaseOne", With(4, 10, 1.0),
@@ -289,8 +292,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "spec.max_len is required"},
         InvalidCase{"MaxLenOverLimit", With(4, 100001),
                     absl::StatusCode::kInvalidArgument,
-                    "spec.max_len is 100001, over the limit "
-                    "max_len_limit=100000"}),
+                    "spec.max_len is 100001, over the limit 100000 "
+                    "(posenc_server --max_len_limit)"}),
     [](const auto& info) { return info.param.name; });
 
 TEST_F(RpcTest, StreamRanges_InvalidArgumentOrOutOfRange) {
@@ -328,7 +331,9 @@ TEST_F(RpcTest, GetRows_BadPositions_OutOfRangeOrInvalidArgument) {
               HasSubstr("positions[1] is 10, past spec.max_len=10"));
   absl::Status many = client_->GetRows(Spec(4, 10), {1, 2, 3, 4}).status();
   EXPECT_EQ(many.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(many.message(), HasSubstr("max_rows_per_request=3"));
+  EXPECT_THAT(many.message(),
+              HasSubstr("positions has 4 entries, over the limit 3 "
+                        "(posenc_server --max_rows_per_request)"));
   absl::Status none = client_->GetRows(Spec(4, 10), {}).status();
   EXPECT_EQ(none.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(none.message(), HasSubstr("positions is empty"));

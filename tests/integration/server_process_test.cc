@@ -257,6 +257,49 @@ TEST(ServerProcessTest, Help_ListsOwnFlagsWithDefaultsOnly) {
   }
 }
 
+TEST(ServerProcessTest, HelpAndVersion_ExitZero) {
+  for (const char* flag :
+       {"--help", "--helpshort", "--helpfull", "-h", "--version"}) {
+    Subprocess run({POSENC_SERVER_PATH, flag}, Temp("exit.out"),
+                   Temp("exit.err"));
+    EXPECT_EQ(run.Wait(absl::Seconds(10)), 0) << flag << run.Stderr();
+  }
+}
+
+TEST(ServerProcessTest, Version_PrintsPosencCommitAndGrpcPatchSet) {
+  Subprocess version({POSENC_SERVER_PATH, "--version"}, Temp("version.out"),
+                     Temp("version.err"));
+  EXPECT_EQ(version.Wait(absl::Seconds(10)), 0);
+  const std::string text = version.Stdout();
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(^posenc_server \d+\.\d+\.\d+ \(git )"
+                       R"(([0-9a-f]{12}(-dirty)?|unknown)\)\n)")))
+      << text;
+  EXPECT_THAT(text, HasSubstr("gRPC 1.51.1 + posenc patch set "));
+  EXPECT_THAT(text, HasSubstr("CVE-2023-44487-rapid-reset.patch"));
+  EXPECT_THAT(text, Not(HasSubstr("Debug build")));
+}
+
+TEST(ServerProcessTest, LogFormatJson_EveryLineOneObject) {
+  ServerProcess server({"--log_format=json", "--lame_duck_seconds=0"});
+  ASSERT_NE(server.port(), 0) << server.process().Stderr();
+  server.process().Signal(SIGTERM);
+  EXPECT_EQ(server.process().Wait(absl::Seconds(30)), 0);
+  const std::regex object(
+      R"(\{"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",)"
+      R"("level":"[A-Z-]+","event":"([^"\\]|\\.)*","fields":\{.*\}\})");
+  int lines = 0;
+  std::string stderr_text = server.process().Stderr();
+  size_t begin = 0;
+  for (size_t end; (end = stderr_text.find('\n', begin)) != std::string::npos;
+       begin = end + 1, ++lines) {
+    const std::string line = stderr_text.substr(begin, end - begin);
+    EXPECT_TRUE(std::regex_match(line, object)) << line;
+  }
+  EXPECT_GE(lines, 3) << stderr_text;  // listening, transport, ..., stopped
+  EXPECT_THAT(stderr_text, HasSubstr(R"("fields":{"pid":")"));
+}
+
 TEST(ServerProcessTest, HelpFull_ListsOwnAndAbseilFlags) {
   Subprocess help({POSENC_SERVER_PATH, "--helpfull"}, Temp("help.out"),
                   Temp("help.err"));

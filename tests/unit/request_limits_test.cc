@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/runtime/limit_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -50,7 +51,8 @@ TEST(ValidatePositionsTest, TooMany_InvalidArgumentNamingLimit) {
   std::vector<uint32_t> positions(101, 0);
   absl::Status s = ValidatePositions(positions, 10, 100);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("max_rows_per_request=100"));
+  EXPECT_EQ(s.message(), "positions has 101 entries, over the limit 100");
+  EXPECT_EQ(LimitOf(s), Limit::kRowsPerRequest);
 }
 
 TEST(ValidatePositionsTest, PositionAtMaxLen_OutOfRangeNamingIndex) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/runtime/limit_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -41,7 +42,8 @@ TEST(ValidateSpecTest, DOverLimit_InvalidArgumentNamingLimit) {
   limits.max_d = 64;
   absl::Status s = ValidateSpec(Spec(66, 10), limits);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("max_d=64"));
+  EXPECT_EQ(s.message(), "spec.d is 66, over the limit 64");
+  EXPECT_EQ(LimitOf(s), Limit::kD);
   EXPECT_TRUE(ValidateSpec(Spec(64, 10), limits).ok());
 }
 
@@ -73,7 +75,8 @@ TEST(ValidateSpecTest, MaxLenZeroOrOverLimit_InvalidArgument) {
   EXPECT_THAT(zero.message(), HasSubstr("spec.max_len is required"));
   absl::Status over = ValidateSpec(Spec(4, 101), limits);
   EXPECT_EQ(over.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(over.message(), HasSubstr("max_len_limit=100"));
+  EXPECT_EQ(over.message(), "spec.max_len is 101, over the limit 100");
+  EXPECT_EQ(LimitOf(over), Limit::kMaxLen);
   EXPECT_TRUE(ValidateSpec(Spec(4, 100), limits).ok());
 }
 
