@@ -37,7 +37,10 @@ absl::StatusOr<int> SharedMapping::OpenFile(
     const v1::SharedMemoryTensor& answer, struct stat* st) {
   if (absl::Status range = CheckRange(answer); !range.ok()) return range;
   const std::string& path = answer.path();
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted in the file's place would block open()
+  // until a writer came; it opens at once and fails the S_ISREG check.
+  const int fd =
+      open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     const std::string directory = path.substr(0, path.rfind('/') + 1);

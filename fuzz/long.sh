@@ -2,35 +2,42 @@
 # The fuzz campaign (not CI; the CMake target `fuzz_long` runs it with its
 # defaults): each target for EXECS executions (default 10,000,000) or
 # MINUTES minutes, whichever comes first, from the committed corpus plus
-# what earlier campaigns on this machine found (build-fuzz/long/<target>/
-# corpus), then new coverage is merged into fuzz/corpus/<target>/
+# what earlier campaigns in DIR found (DIR/<target>/corpus; DIR defaults to
+# build-fuzz/long), then new coverage is merged into fuzz/corpus/<target>/
 # (-merge=1): the hand-written seeds (fuzz/make_corpus.sh) are kept, the
 # found ones are re-minimized and named by their SHA-1.
 #
 # libFuzzer's fork mode (-fork=1, the default): the inputs run in a child
 # process that is replaced every few minutes, so a finding does not end the
 # campaign (-ignore_crashes/-ignore_timeouts/-ignore_ooms) and a process
-# never grows for millions of inputs (each input's server leaves its
-# threads' MPFR caches behind, see lsan.supp, and ASan keeps metadata per
-# thread: ~20-35 KiB per input). Each job first re-runs part of the corpus,
-# which costs much of a short campaign's time (the limit_* seeds take
-# seconds each under ASan): --no-fork runs one process per target instead,
-# stopping at the first finding; for campaigns of up to ~50,000 inputs.
+# never grows for millions of inputs (each server leaves its threads' MPFR
+# caches behind, see lsan.supp). Each job first re-runs part of the corpus
+# (the limit_* seeds take seconds each under ASan): --no-fork runs one
+# process per target instead, stopping at the first finding.
 #
 # Findings (crash-, timeout-, oom-, leak- files) stay in
-# build-fuzz/long/<target>/artifacts/ and are never merged: each must be
+# DIR/<target>/artifacts/ and are never merged: each must be
 # fixed, then made a seed and a regression test. Exit 1 if there is any.
 # Inputs slower than 10 s (slow-unit- files; -timeout is 60 s) are listed
-# apart: not failures, but worth a look.
+# apart: not failures, but worth a look. A finding of a service target
+# (fast mode, one long-lived server) is confirmed in the fresh mode:
+#   POSENC_FUZZ_FRESH=1 build-fuzz/fuzz/fuzz_<target> FILE
 #
 # Usage: fuzz/long.sh [--execs N] [--minutes M] [--parallel P] [--no-fork]
-#                     [--no-merge] [TARGET...]
-#   TARGET: get_table stream_rows stream_batches get_rows encode (default:
-#   all)
+#                     [--no-merge] [--merge-only] [--no-build] [--dir DIR]
+#                     [TARGET...]
+#   TARGET: get_table stream_rows stream_batches get_rows encode preset
+#   hf_config shared_mapping (default: all)
 #   --parallel P: P targets at once (default 1), each at nice 10.
-# Prints per target: executions, seconds, cov and ft (libFuzzer's last
-# stats line), corpus size, findings and slow inputs; and writes them to
-# build-fuzz/long/summary.txt.
+#   --no-build: use build-fuzz/fuzz/ as it is.
+#   --no-merge: leave fuzz/corpus/ alone; --merge-only: run nothing, merge
+#   what DIR holds and print the summary of its last campaign.
+# Prints per target: executions, seconds, exec/s, cov (edges) at the start
+# (the first stats line after the corpus) and at the end and ft (libFuzzer's
+# last stats line), corpus size, findings and slow inputs; and writes them
+# to DIR/summary.txt. The campaign of issue 36, on a shared machine:
+#   nice -n 19 timeout 2h fuzz/long.sh --minutes 100 --parallel 8 \
+#     --no-merge --dir /work/helpers/fuzz-campaign
 set -euo pipefail
 cd "$(dirname "$0")/.."
 execs=10000000
@@ -38,6 +45,9 @@ minutes=""
 parallel=1
 merge=1
 fork=1
+run=1
+build=1
+long="build-fuzz/long"
 targets=()
 while (($#)); do
   case "$1" in
@@ -45,20 +55,27 @@ while (($#)); do
     --minutes) minutes="$2"; shift 2 ;;
     --parallel) parallel="$2"; shift 2 ;;
     --no-merge) merge=0; shift ;;
+    --merge-only) run=0; shift ;;
+    --no-build) build=0; shift ;;
     --no-fork) fork=0; shift ;;
-    get_table|stream_rows|stream_batches|get_rows|encode) targets+=("$1"); shift ;;
+    --dir) long="$2"; shift 2 ;;
+    get_table|stream_rows|stream_batches|get_rows|encode|preset|hf_config|shared_mapping)
+      targets+=("$1"); shift ;;
     *) echo "long.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-((${#targets[@]})) || targets=(get_table stream_rows stream_batches get_rows encode)
+((${#targets[@]})) || targets=(get_table stream_rows stream_batches get_rows encode
+  preset hf_config shared_mapping)
 
-cmake --preset fuzz >/dev/null
-nice cmake --build --preset fuzz
+if ((build)); then
+  cmake --preset fuzz >/dev/null
+  # Only the targets of this campaign (the machine may be shared).
+  nice cmake --build --preset fuzz --target "${targets[@]/#/fuzz_}"
+fi
 
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="quarantine_size_mb=64:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-long="build-fuzz/long"
 mkdir -p "$long"
 # Per input: -timeout 60 s (a cold RoPE row at d = 65536 takes seconds under
 # ASan); the process may grow to 3 GiB (ASan's quarantine and metadata).
@@ -100,6 +117,7 @@ merge_into_repo() {  # target
 
 running=0
 for t in "${targets[@]}"; do
+  ((run)) || break
   campaign "$t" &
   running=$((running + 1))
   if ((running >= parallel)); then
@@ -112,8 +130,8 @@ wait || true
 findings=0
 summary="$long/summary.txt"
 {
-  printf '%-15s %11s %8s %6s %6s %7s %9s %s\n' target executions seconds \
-    cov ft corpus findings slow
+  printf '%-15s %11s %8s %7s %9s %7s %6s %7s %9s %s\n' target executions \
+    seconds exec/s cov_start cov_end ft corpus findings slow
   for t in "${targets[@]}"; do
     w="$long/$t"
     # The last stats line: "#N: cov: C ft: F corp: K exec/s ..." (fork
@@ -127,13 +145,20 @@ summary="$long/summary.txt"
         "$w/fuzz.log" | tail -1)
     fi
     cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
+    # At the start: the first stats line once the corpus was loaded
+    # (INITED, or fork mode's first "#N: cov:" line).
+    first=$(grep -aE '^#[0-9]+(:|[[:space:]]+INITED) +cov:' "$w/fuzz.log" \
+      | head -1 || true)
+    cov0=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$first")
+    secs=$(cat "$w/seconds" 2>/dev/null || echo 0)
+    rate=$(( ${n:-0} / (secs > 0 ? secs : 1) ))
     ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
     if ((merge)); then merge_into_repo "$t"; fi
     found=$(find "$w/artifacts" -type f ! -name 'slow-unit-*' | wc -l)
     slow=$(find "$w/artifacts" -type f -name 'slow-unit-*' | wc -l)
     findings=$((findings + found))
-    printf '%-15s %11s %8s %6s %6s %7s %9s %s\n' "$t" "${n:-?}" \
-      "$(cat "$w/seconds")" "${cov:-?}" "${ft:-?}" \
+    printf '%-15s %11s %8s %7s %9s %7s %6s %7s %9s %s\n' "$t" "${n:-?}" \
+      "$secs" "$rate" "${cov0:-?}" "${cov:-?}" "${ft:-?}" \
       "$(find "fuzz/corpus/$t" -type f | wc -l)" "$found" "$slow"
   done
 } >"$summary"

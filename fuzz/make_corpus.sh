@@ -149,4 +149,83 @@ points=$(seq 0 1023 | awk '{printf "%s%.17g", (NR > 1 ? ", " : ""), ($1 + 0.5) /
 encode encode limit_flux_1024 EncodeRequest "spec { dim: 320 layout: LAYOUT_CONCAT_COS_SIN scale: 1000 } positions: [$points]"
 encode encode limit_at_message_limit EncodeRequest "spec { dim: 1024 } positions: [$points]"
 encode encode limit_over_message_limit EncodeRequest "spec { dim: 1024 } positions: [$points, 1]"
+
+# ResolvePreset (fuzz_preset): every preset with its arguments, the model
+# configs of tests/testdata/models, and hostile arguments and JSON.
+encode preset timesteps ResolvePresetRequest 'preset: "diffusers.Timesteps" arguments { key: "num_channels" value: "320" } arguments { key: "flip_sin_to_cos" value: "True" } arguments { key: "downscale_freq_shift" value: "0" }'
+encode preset get_timestep_embedding ResolvePresetRequest 'preset: "diffusers.get_timestep_embedding" arguments { key: "embedding_dim" value: "256" } arguments { key: "max_period" value: "10000" }'
+encode preset flux_timestep ResolvePresetRequest 'preset: "flux.timestep_embedding" arguments { key: "dim" value: "256" } arguments { key: "time_factor" value: "1000.0" }'
+encode preset nerf ResolvePresetRequest 'preset: "nerfstudio.NeRFEncoding" arguments { key: "in_dim" value: "3" } arguments { key: "num_frequencies" value: "10" } arguments { key: "min_freq_exp" value: "0" } arguments { key: "max_freq_exp" value: "8" } arguments { key: "include_input" value: "True" }'
+encode preset patch_embed ResolvePresetRequest 'preset: "diffusers.PatchEmbed" arguments { key: "height" value: "128" } arguments { key: "width" value: "128" } arguments { key: "patch_size" value: "2" } arguments { key: "embed_dim" value: "1536" } arguments { key: "pos_embed_max_size" value: "192" }'
+encode preset flux_embednd ResolvePresetRequest 'preset: "flux.EmbedND" arguments { key: "dim" value: "128" } arguments { key: "theta" value: "10000" } arguments { key: "axes_dim" value: "[16, 56, 56]" }'
+encode preset flux_pos_embed ResolvePresetRequest 'preset: "diffusers.FluxPosEmbed" arguments { key: "theta" value: "10000" } arguments { key: "axes_dim" value: "[16, 56, 56]" }'
+encode preset timm_rope ResolvePresetRequest 'preset: "timm.RotaryEmbeddingCat" arguments { key: "dim" value: "64" } arguments { key: "feat_shape" value: "[14, 14]" }'
+encode preset limit_embedding_dim ResolvePresetRequest 'preset: "diffusers.get_timestep_embedding" arguments { key: "embedding_dim" value: "65536" } dtype: DTYPE_FLOAT64'
+encode preset over_embedding_dim ResolvePresetRequest 'preset: "diffusers.get_timestep_embedding" arguments { key: "embedding_dim" value: "65537" }'
+encode preset grid_at_limit ResolvePresetRequest 'preset: "diffusers.PatchEmbed" arguments { key: "height" value: "1048576" } arguments { key: "width" value: "1048576" } arguments { key: "patch_size" value: "1" }'
+encode preset unknown_argument ResolvePresetRequest 'preset: "diffusers.Timesteps" arguments { key: "num_channels" value: "320" } arguments { key: "bogus" value: "nan" }'
+encode preset unknown_preset ResolvePresetRequest 'preset: "diffusers.Nope"'
+for f in "$here"/../tests/testdata/models/*.json; do
+  json=$(sed 's/\\/\\\\/g; s/"/\\"/g' "$f" | tr -d '\n')
+  encode preset "config_$(basename "$f" .json)" ResolvePresetRequest "config_json: \"$json\""
+done
+encode preset config_not_json ResolvePresetRequest 'config_json: "{\"_class_name\": \"UNet2DConditionModel\", \"block_out_channels\": [1e999,"'
+encode preset config_deep ResolvePresetRequest "config_json: \"$(printf '[%.0s' $(seq 200))\""
+
+# The CLI's config.json reader (fuzz_hf_config): the configs of
+# tests/testdata (written as they are), and a few hostile ones.
+raw() {  # target name bytes
+  local out="$here/corpus/$1/$2"
+  mkdir -p "$here/corpus/$1"
+  if ((check)); then
+    printf '%s' "$3" | cmp -s - "$out" || {
+      echo "make_corpus: $1/$2 differs from its definition" >&2
+      status=1
+    }
+    return
+  fi
+  printf '%s' "$3" >"$out"
+}
+for f in "$here"/../tests/testdata/hf/*.json "$here"/../tests/testdata/models/*.json; do
+  raw hf_config "$(basename "$f" .json)" "$(cat "$f")"
+done
+raw hf_config llama3 '{"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072, "rope_theta": 500000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}'
+raw hf_config yarn '{"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 32768, "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192, "beta_fast": 32, "beta_slow": 1, "mscale": 1, "mscale_all_dim": 0}}'
+raw hf_config deepseek '{"qk_rope_head_dim": 64, "hidden_size": 5120, "num_attention_heads": 128, "max_position_embeddings": 163840, "rope_theta": 10000, "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}}'
+raw hf_config dynamic '{"head_dim": 128, "max_position_embeddings": 4096, "partial_rotary_factor": 0.5, "rope_scaling": {"type": "dynamic", "factor": 2.0}}'
+raw hf_config linear_huge '{"head_dim": 65536, "max_position_embeddings": 16777216, "rope_scaling": {"type": "linear", "factor": 1e308}}'
+raw hf_config ill_typed '{"hidden_size": "4096", "num_attention_heads": 0, "max_position_embeddings": -1, "rope_scaling": {"rope_type": 7}}'
+raw hf_config not_json '{"hidden_size": 4096,'
+
+# The shared-memory reader (fuzz_shared_mapping): a recipe of 8 bytes
+# (change mask, answer-field change, offset, size, parameter; see
+# shared_mapping_fuzzer.cc), then the file's bytes.
+recipe() {  # name eight-bytes-in-octal-escapes
+  local out="$here/corpus/shared_mapping/$1"
+  mkdir -p "$here/corpus/shared_mapping"
+  if ((check)); then
+    cmp -s <(printf "$2"; seq 1 300 | tr -d '\n') "$out" || {
+      echo "make_corpus: shared_mapping/$1 differs from its definition" >&2
+      status=1
+    }
+    return
+  fi
+  { printf "$2"; seq 1 300 | tr -d '\n'; } >"$out"
+}
+recipe unchanged '\0\0\4\0\100\0\0\0'
+recipe truncated '\1\0\4\0\100\0\20\0'
+recipe grown '\2\0\4\0\100\0\1\0'
+recipe overwritten '\4\0\4\0\100\0\0\1'
+recipe symlink '\10\0\4\0\100\0\0\0'
+recipe fifo '\20\0\4\0\100\0\0\0'
+recipe directory '\20\0\4\0\100\0\1\0'
+recipe writable '\40\0\4\0\100\0\0\0'
+recipe other_owner '\100\0\4\0\100\0\0\0'
+recipe new_inode '\200\0\4\0\100\0\0\0'
+recipe offset_past '\0\1\4\0\100\0\0\0'
+recipe size_past '\0\2\4\0\100\0\0\0'
+recipe file_bytes_lie '\0\3\4\0\100\0\0\0'
+recipe digest_lie '\0\4\4\0\100\0\0\0'
+recipe offset_wraps '\0\5\4\0\100\0\7\0'
+recipe missing_directory '\0\6\4\0\100\0\0\0'
 exit "$status"

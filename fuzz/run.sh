@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # CI's short fuzz run: builds the fuzz targets (clang, ASan + UBSan; the
-# `fuzz` preset) and runs each for TOTAL_SECONDS / 5, from the committed
-# corpus, through a fresh posenc server per input (service_harness.h). Any
+# `fuzz` preset) and runs each for TOTAL_SECONDS / 8, from the committed
+# corpus: the service targets through one long-lived posenc server per
+# process (service_harness.h's fast mode), the parser targets directly. Any
 # crash, sanitizer report, failed check, input slower than -timeout or
 # memory blow-up (-rss_limit_mb) fails the run; the input is kept in
 # build-fuzz/run/artifacts/ and reproduces alone:
-#   build-fuzz/fuzz/fuzz_<target> build-fuzz/run/artifacts/<target>-crash-...
+#   POSENC_FUZZ_FRESH=1 build-fuzz/fuzz/fuzz_<target> build-fuzz/run/artifacts/<target>-crash-...
 # What a run discovers stays in build-fuzz/run (scratch); fuzz/long.sh is the
 # campaign that merges new coverage into fuzz/corpus/.
-# Usage: fuzz/run.sh [TOTAL_SECONDS]   (default 60: ~12 s per target)
+# Usage: fuzz/run.sh [TOTAL_SECONDS]   (default 60: ~7 s per target)
 # TOTAL_SECONDS bounds the wall time of the five runs together (the build
 # before them not counted): each target gets what is left divided by the
 # targets left, less 2 s for the process to load and exit.
 set -euo pipefail
 total="${1:-60}"
 cd "$(dirname "$0")/.."
-targets=(get_table stream_rows stream_batches get_rows encode)
+targets=(get_table stream_rows stream_batches get_rows encode preset hf_config
+  shared_mapping)
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
@@ -37,15 +39,11 @@ for t in "${targets[@]}"; do
   ((per_target >= 1)) || per_target=1
   left=$((left - 1))
   # A scratch copy, so the committed corpus changes only by fuzz/long.sh's
-  # merge. Loading the seeds counts in the time limit, so: the hand-written
-  # ones but those at the server's limits (limit_*: seconds each under
-  # ASan), and 16 of the campaigns' (SHA-1 names), a new draw each run.
-  # ctest fuzz_corpus_replay runs every seed in every build.
+  # merge. Loading the seeds counts in the time limit, so every seed but
+  # those at the server's limits (limit_*: seconds each under ASan); ctest
+  # fuzz_corpus_replay runs every seed in every build.
   mkdir -p "$work/corpus/$t"
-  find "fuzz/corpus/$t" -type f ! -name 'limit_*' -regextype posix-extended \
-    ! -regex '.*/[0-9a-f]{40}' -exec cp {} "$work/corpus/$t/" \;
-  find "fuzz/corpus/$t" -type f -regextype posix-extended \
-    -regex '.*/[0-9a-f]{40}' | shuf -n 16 | xargs -r cp -t "$work/corpus/$t/"
+  find "fuzz/corpus/$t" -type f ! -name 'limit_*' -exec cp -t "$work/corpus/$t/" {} +
   echo "fuzz: $t for ${per_target}s"
   # The time limit includes loading the corpus; -close_fd_mask=2 drops the
   # servers' log lines (sanitizer reports and failed checks still print).

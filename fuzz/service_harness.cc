@@ -3,17 +3,18 @@
 #include <grpc/grpc.h>
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
+#include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
-#include <grpcpp/impl/client_unary_call.h>
-#include <grpcpp/impl/rpc_method.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/channel_arguments.h>
-#include <grpcpp/support/sync_stream.h>
 #include <mpfr.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -61,6 +62,9 @@ constexpr uint64_t kStreamMaxBytes = uint64_t{6} << 20;
 constexpr uint64_t kCheckAll = 48;
 constexpr int kRandomSamples = 6;
 constexpr int kMaxSamplesPerCall = 64;
+// The fast mode's server is replaced after this many inputs (a fresh cache
+// and counters); POSENC_FUZZ_RESTART_EVERY overrides it.
+constexpr uint64_t kRestartEvery = 2000;
 
 constexpr const char* kMethodNames[kFuzzMethodCount] = {
     "/posenc.v1.PositionalEncoding/GetTable",
@@ -70,6 +74,8 @@ constexpr const char* kMethodNames[kFuzzMethodCount] = {
     "/posenc.v1.PositionalEncoding/Encode"};
 
 HarnessCounters counters;
+// The first call's code of the last input (RecordCode).
+grpc::StatusCode last_code = grpc::StatusCode::UNKNOWN;
 
 // ---------------------------------------------------------------------------
 // The request as the harness reads it, from the proto's documentation only
@@ -1071,45 +1077,76 @@ std::string ToBytes(const grpc::ByteBuffer& buffer) {
   return out;
 }
 
-Reply Call(grpc::Channel* channel, FuzzMethod method, const uint8_t* data,
-           size_t size, const std::string& key) {
+// Waits for the one operation in flight on `cq`; false when it failed (the
+// call ended, or no more messages).
+bool Await(grpc::CompletionQueue& cq) {
+  void* tag = nullptr;
+  bool ok = false;
+  return cq.Next(&tag, &ok) && ok;
+}
+
+// How a call ends early, on the client's side (call C, HostileCall).
+struct Hostility {
+  size_t cancel_after = 0;  // messages read, then cancelled; 0: never
+  absl::Duration deadline = kCallDeadline;
+};
+
+// One call of `method` with the input's bytes as its request, through
+// gRPC's public generic stub (the bytes go out as they are, valid or not).
+Reply Call(const std::shared_ptr<grpc::Channel>& channel, FuzzMethod method,
+           const uint8_t* data, size_t size, const std::string& key,
+           const Hostility& hostility = Hostility()) {
   Reply reply;
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + kCallDeadline));
+  context.set_deadline(absl::ToChronoTime(absl::Now() + hostility.deadline));
   if (!key.empty()) context.AddMetadata(kRoutingKeyHeader, key);
   grpc::Slice slice(data, size);
   const grpc::ByteBuffer request(&slice, 1);
-  const char* name = kMethodNames[static_cast<int>(method)];
+  const std::string name = kMethodNames[static_cast<int>(method)];
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  void* const tag = &reply;  // one operation at a time
   grpc::Status status;
   if (method == FuzzMethod::kGetTable || method == FuzzMethod::kGetRows ||
       method == FuzzMethod::kEncode) {
-    const grpc::internal::RpcMethod rpc(name,
-                                        grpc::internal::RpcMethod::NORMAL_RPC);
     grpc::ByteBuffer response;
-    status = grpc::internal::BlockingUnaryCall(channel, rpc, &context, request,
-                                               &response);
+    std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
+        stub.PrepareUnaryCall(&context, name, request, &cq);
+    call->StartCall();
+    call->Finish(&response, &status, tag);
+    Await(cq);
     if (status.ok()) reply.messages.push_back(ToBytes(response));
   } else {
-    const grpc::internal::RpcMethod rpc(
-        name, grpc::internal::RpcMethod::SERVER_STREAMING);
-    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
-        grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
-            channel, rpc, &context, request));
+    // A server-streaming method: one request message, then read.
+    std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+        stub.PrepareCall(&context, name, &cq);
+    call->StartCall(tag);
+    if (Await(cq)) {
+      call->WriteLast(request, grpc::WriteOptions(), tag);
+      Await(cq);
+    }
     grpc::ByteBuffer message;
     uint64_t bytes = 0;
-    while (reader->Read(&message)) {
+    for (;;) {
+      call->Read(&message, tag);
+      if (!Await(cq)) break;
+      if (reply.cancelled_by_client) continue;  // draining after the cap
       reply.messages.push_back(ToBytes(message));
       bytes += reply.messages.back().size();
       if (reply.messages.size() >= kStreamMaxMessages ||
-          bytes >= kStreamMaxBytes) {
+          bytes >= kStreamMaxBytes ||
+          reply.messages.size() == hostility.cancel_after) {
         reply.cancelled_by_client = true;
         context.TryCancel();
-        while (reader->Read(&message)) {
-        }
-        break;
       }
     }
-    status = reader->Finish();
+    call->Finish(&status, tag);
+    Await(cq);
+  }
+  cq.Shutdown();
+  void* ignored_tag = nullptr;
+  bool ignored_ok = false;
+  while (cq.Next(&ignored_tag, &ignored_ok)) {
   }
   reply.code = status.error_code();
   reply.message = status.error_message();
@@ -1310,7 +1347,7 @@ std::string WaitIdle(PosencServer& server) {
                           " running_tasks=", m.compute.running_tasks,
                           " calls_in_flight=", m.methods->TotalInFlight());
     }
-    absl::SleepFor(absl::Microseconds(200));
+    absl::SleepFor(absl::Microseconds(50));
   }
 }
 
@@ -1320,35 +1357,156 @@ uint64_t Fnv1a(const uint8_t* data, size_t size) {
   return h;
 }
 
-std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
-                       const Request& req) {
-  const ServerOptions options = HarnessServerOptions();
+// With POSENC_FUZZ_CODES=<file>: appends "<target> <FNV-1a of the input>
+// <first call's code>" for each input, for fuzz/agree.sh to compare the
+// fast and the fresh modes.
+void RecordCode(FuzzMethod method, const uint8_t* data, size_t size) {
+  static FILE* const out = [] {
+    const char* path = std::getenv("POSENC_FUZZ_CODES");
+    return path != nullptr ? std::fopen(path, "a") : nullptr;
+  }();
+  if (out == nullptr) return;
+  std::fprintf(out, "%s %016llx %d\n", FuzzMethodName(method),
+               static_cast<unsigned long long>(Fnv1a(data, size)),
+               static_cast<int>(last_code));
+  std::fflush(out);
+}
+
+// The server inputs go to and the channel to it: in the fast mode one for
+// many inputs (in-process channel), in the fresh mode one per input (its
+// own TCP connection on 127.0.0.1).
+struct Target {
+  std::unique_ptr<PosencServer> server;
+  std::shared_ptr<grpc::Channel> channel;
+  uint64_t inputs = 0;  // served so far
+};
+Target fast_target;
+std::optional<HarnessMode> mode;
+
+absl::StatusOr<Target> StartTarget(HarnessMode m) {
   absl::StatusOr<std::unique_ptr<PosencServer>> created =
-      PosencServer::Create(options);
-  if (!created.ok()) {
-    return absl::StrCat("server did not start: ", created.status().ToString());
-  }
-  std::unique_ptr<PosencServer> server = std::move(*created);
+      PosencServer::Create(HarnessServerOptions());
+  if (!created.ok()) return created.status();
+  Target t;
+  t.server = std::move(*created);
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", server->port()),
-                                grpc::InsecureChannelCredentials(), args);
+  if (m == HarnessMode::kFast) {
+    t.channel = t.server->InProcessChannel(args);
+  } else {
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    t.channel =
+        grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", t.server->port()),
+                                  grpc::InsecureChannelCredentials(), args);
+  }
+  return t;
+}
+
+// Shuts the server down and checks the process keeps nothing of it.
+std::string StopTarget(Target& t) {
+  t.channel.reset();
+  t.server.reset();
+  const BufferReserve::Stats reserve = WarmReserve().GetStats();
+  if (reserve.held_bytes != 0) {
+    return absl::StrCat("warm reserve holds ", reserve.held_bytes,
+                        " bytes with a bound of 0");
+  }
+  return "";
+}
+
+uint64_t RestartEvery() {
+  static const uint64_t every = [] {
+    const char* env = std::getenv("POSENC_FUZZ_RESTART_EVERY");
+    const uint64_t n = env != nullptr ? std::strtoull(env, nullptr, 10) : 0;
+    return n != 0 ? n : kRestartEvery;
+  }();
+  return every;
+}
+
+// What the server's counters say about one method and the cache.
+struct Counts {
+  MethodStats::Counts method;
+  TableCache::Stats cache;
+};
+Counts CountsOf(PosencServer& server, FuzzMethod method) {
+  const MetricsInput m = server.Metrics();
+  return {m.methods->Get(static_cast<Method>(method)), m.cache};
+}
+
+// Call C, for a quarter of the inputs (chosen by the input's FNV-1a, so
+// the input alone reproduces it): the same request ended early by the
+// client, a stream cancelled after 1-4 messages or any call under a
+// deadline of 1-32 ms, so that the server's cancellation paths run
+// mid-computation. It may end as call A did, or CANCELLED (the client
+// cancelled) or DEADLINE_EXCEEDED; what it got is a prefix of A's
+// messages; and the server must go idle again. Call A's code (what the
+// modes compare) is not affected.
+std::string HostileCall(FuzzMethod method, const uint8_t* data, size_t size,
+                        const std::string& key, uint64_t seed, const Reply& a,
+                        uint64_t counted_before, Target& target) {
+  Hostility h;
+  const bool stream =
+      method == FuzzMethod::kStreamRows || method == FuzzMethod::kStreamBatches;
+  switch ((seed >> 40) % 4) {
+    case 0:
+      if (!stream) return "";
+      h.cancel_after = 1 + (seed >> 44) % 4;
+      break;
+    case 1:
+      h.deadline = absl::Milliseconds(1 + (seed >> 44) % 32);
+      break;
+    default:
+      return "";
+  }
+  ++counters.hostile_calls;
+  const Reply c = Call(target.channel, method, data, size, key, h);
+  if (c.code != a.code && c.code != grpc::StatusCode::DEADLINE_EXCEEDED &&
+      !(c.code == grpc::StatusCode::CANCELLED && c.cancelled_by_client)) {
+    return absl::StrCat(CodeName(c.code), " (", c.message, ") where call 1 ",
+                        CodeName(a.code), ", cancel after ", h.cancel_after,
+                        ", deadline ", absl::FormatDuration(h.deadline));
+  }
+  for (size_t k = 0; k < c.messages.size(); ++k) {
+    if (k >= a.messages.size() || c.messages[k] != a.messages[k]) {
+      return absl::StrCat("message ", k, " differs from call 1's");
+    }
+  }
+  // A call whose deadline passed may reach the handler (and be counted)
+  // after the client gave up, while the server looked idle: wait until it
+  // is counted, so that it is not the next input's.
+  const absl::Time until = absl::Now() + absl::Seconds(2);
+  for (;;) {
+    const MethodStats::Counts n =
+        target.server->Metrics().methods->Get(static_cast<Method>(method));
+    if (n.ok + n.errors >= counted_before + 3 || absl::Now() > until) break;
+    absl::SleepFor(absl::Microseconds(50));
+  }
+  return WaitIdle(*target.server);
+}
+
+std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
+                       const Request& req, Target& target) {
+  const ServerOptions options = HarnessServerOptions();
+  PosencServer& server = *target.server;
+  // The idle invariants hold before the input too (a long-lived server
+  // carries nothing of the last input but its cache).
+  if (std::string e = WaitIdle(server); !e.empty()) return "before: " + e;
+  const Counts before = CountsOf(server, method);
   // What a posenc client sends with each call (when it has a spec).
   // (None with Encode: any replica answers it.)
   const std::string key =
       req.parsed && method != FuzzMethod::kEncode ? RoutingKey(req.proto) : "";
   const uint64_t seed = Fnv1a(data, size);
 
-  const Reply a = Call(channel.get(), method, data, size, key);
+  const Reply a = Call(target.channel, method, data, size, key);
+  last_code = a.code;
   if (std::string e = CheckReply(method, req, a, key, options, seed);
       !e.empty()) {
     return absl::StrCat("call 1: ", CodeName(a.code), ": ", e);
   }
-  if (std::string e = WaitIdle(*server); !e.empty()) return "call 1: " + e;
+  if (std::string e = WaitIdle(server); !e.empty()) return "call 1: " + e;
 
-  const Reply b = Call(channel.get(), method, data, size, key);
+  const Reply b = Call(target.channel, method, data, size, key);
   if (b.code != a.code || b.cancelled_by_client != a.cancelled_by_client) {
     return absl::StrCat("call 2 ended ", CodeName(b.code), " (", b.message,
                         "), call 1 ", CodeName(a.code), " (", a.message, ")");
@@ -1363,45 +1521,44 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
                         " (", b.messages.size(), " vs ", a.messages.size(),
                         " messages)");
   }
-  if (std::string e = WaitIdle(*server); !e.empty()) return "call 2: " + e;
+  if (std::string e = WaitIdle(server); !e.empty()) return "call 2: " + e;
 
-  // The server counted both calls, by outcome.
-  v1::GetStatsResponse stats;
-  {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kCallDeadline));
-    grpc::Status s = v1::PositionalEncoding::NewStub(channel)->GetStats(
-        &context, v1::GetStatsRequest(), &stats);
-    if (!s.ok()) return "GetStats failed: " + s.error_message();
-  }
-  const v1::MethodStats& m = stats.methods(static_cast<int>(method));
-  if (m.ok() + m.errors() != 2 ||
-      (!a.cancelled_by_client &&
-       m.ok() != (a.code == grpc::StatusCode::OK ? 2u : 0u))) {
-    return absl::StrCat("GetStats counts ", m.ok(), " ok and ", m.errors(),
+  // The server counted both calls, by outcome (what GetStats reports).
+  const Counts after = CountsOf(server, method);
+  const uint64_t ok = after.method.ok - before.method.ok;
+  const uint64_t errors = after.method.errors - before.method.errors;
+  if (ok + errors != 2 || (!a.cancelled_by_client &&
+                           ok != (a.code == grpc::StatusCode::OK ? 2u : 0u))) {
+    return absl::StrCat("the server counts ", ok, " ok and ", errors,
                         " errors for two calls ending ", CodeName(a.code));
   }
+  if (std::string e =
+          HostileCall(method, data, size, key, seed, a,
+                      before.method.ok + before.method.errors, target);
+      !e.empty()) {
+    return "call 3: " + e;
+  }
+  const uint64_t computations =
+      after.cache.computations - before.cache.computations;
   // A table over the cache budget is never computed whole: a few rows of
   // it cost a few rows (a whole 2^24 x 65536 table would be terabytes).
   if (method != FuzzMethod::kEncode && req.parsed && req.invalid.empty() &&
-      req.spec.table_bytes() > options.cache_bytes &&
-      stats.cache().computations() != 0) {
+      req.spec.table_bytes() > options.cache_bytes && computations != 0) {
     return absl::StrCat("a table of ", req.spec.table_bytes(),
                         " bytes, over the cache budget, was computed whole");
   }
   // Encode is computed per call and never cached.
   if (method == FuzzMethod::kEncode &&
-      (stats.cache().computations() != 0 || stats.cache().entries() != 0 ||
-       stats.cache().misses() != 0)) {
-    return absl::StrCat("Encode touched the cache: ",
-                        stats.cache().ShortDebugString());
+      (computations != 0 || after.cache.entries != before.cache.entries ||
+       after.cache.misses != before.cache.misses)) {
+    return absl::StrCat("Encode touched the cache: ", computations,
+                        " computations, entries ", before.cache.entries, " -> ",
+                        after.cache.entries);
   }
-  if (stats.cache().resident_bytes() > stats.cache().budget_bytes()) {
-    return absl::StrCat("cache holds ", stats.cache().resident_bytes(),
+  if (after.cache.resident_bytes > after.cache.budget_bytes) {
+    return absl::StrCat("cache holds ", after.cache.resident_bytes,
                         " bytes over its budget");
   }
-  channel.reset();
-  server.reset();
   const BufferReserve::Stats reserve = WarmReserve().GetStats();
   if (reserve.held_bytes != 0) {
     return absl::StrCat("warm reserve holds ", reserve.held_bytes,
@@ -1452,14 +1609,62 @@ void InitHarness() {
   (void)initialised;
 }
 
+HarnessMode CurrentMode() {
+  if (!mode.has_value()) {
+    const char* env = std::getenv("POSENC_FUZZ_FRESH");
+    mode = env != nullptr && std::string(env) == "1" ? HarnessMode::kFresh
+                                                     : HarnessMode::kFast;
+  }
+  return *mode;
+}
+
+void SetHarnessMode(HarnessMode m) { mode = m; }
+
+grpc::StatusCode LastCode() { return last_code; }
+
+std::string RestartServer() {
+  std::string e = fast_target.server != nullptr ? StopTarget(fast_target) : "";
+  fast_target = Target();
+  return e;
+}
+
 std::string RunInput(FuzzMethod method, const uint8_t* data, size_t size) {
   InitHarness();
   ++counters.inputs;
+  last_code = grpc::StatusCode::UNKNOWN;
   const Request req = ReadRequest(method, data, size, HarnessServerOptions());
-  std::string failure = RunChecked(method, data, size, req);
+  std::string failure;
+  if (CurrentMode() == HarnessMode::kFresh) {
+    absl::StatusOr<Target> t = StartTarget(HarnessMode::kFresh);
+    if (!t.ok()) {
+      failure = "server did not start: " + t.status().ToString();
+    } else {
+      failure = RunChecked(method, data, size, req, *t);
+      if (failure.empty()) failure = StopTarget(*t);
+    }
+  } else {
+    if (fast_target.server != nullptr && fast_target.inputs >= RestartEvery()) {
+      failure = RestartServer();
+    }
+    if (failure.empty() && fast_target.server == nullptr) {
+      absl::StatusOr<Target> t = StartTarget(HarnessMode::kFast);
+      if (t.ok()) {
+        fast_target = std::move(*t);
+      } else {
+        failure = "server did not start: " + t.status().ToString();
+      }
+    }
+    if (failure.empty()) {
+      ++fast_target.inputs;
+      failure = RunChecked(method, data, size, req, fast_target);
+    }
+  }
+  RecordCode(method, data, size);
   if (failure.empty()) return "";
-  return absl::StrCat("posenc fuzz (", FuzzMethodName(method), "): ", failure,
-                      "\n  ", Describe(method, req, data, size));
+  return absl::StrCat("posenc fuzz (", FuzzMethodName(method), ", ",
+                      CurrentMode() == HarnessMode::kFast ? "fast" : "fresh",
+                      " mode): ", failure, "\n  ",
+                      Describe(method, req, data, size));
 }
 
 const HarnessCounters& Counters() { return counters; }
@@ -1473,6 +1678,7 @@ std::string CountersLine() {
                         static_cast<absl::StatusCode>(code))),
                     "=", counters.calls_by_code[code]);
   }
+  absl::StrAppend(&line, " hostile_calls=", counters.hostile_calls);
   absl::StrAppend(&line, " streams_cancelled_by_client=",
                   counters.streams_cancelled_by_client,
                   " values_checked=", counters.values_checked);

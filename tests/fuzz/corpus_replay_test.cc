@@ -1,5 +1,6 @@
 // Every seed of fuzz/corpus/<target>/ through the fuzz harness
-// (fuzz/service_harness.h): a fresh posenc server per seed, each answer
+// (fuzz/service_harness.h), in both its modes (a fresh posenc server per
+// seed, and one long-lived server for all), which must agree; each answer
 // checked as the fuzzers check it (status, shapes, the routing key, sampled
 // values bit for bit against MPFR, both calls alike, the server idle
 // afterwards). The corpus holds the hand-written seeds (fuzz/make_corpus.sh),
@@ -46,14 +47,22 @@ TEST_P(CorpusReplayTest, EverySeedPasses) {
   }
   std::sort(seeds.begin(), seeds.end());
   ASSERT_FALSE(seeds.empty()) << dir;
+  // Each seed in both modes: the reproducer's fresh server and TCP
+  // connection, then the fuzzers' long-lived server and in-process channel
+  // (its cache warm with the earlier seeds); the first call's status code
+  // must be the same (fuzz/agree.sh does the same over a campaign's
+  // inputs).
   for (const std::filesystem::path& seed : seeds) {
     const std::string bytes = ReadFile(seed);
-    EXPECT_EQ(
-        RunInput(GetParam(), reinterpret_cast<const uint8_t*>(bytes.data()),
-                 bytes.size()),
-        "")
-        << seed;
+    const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+    SetHarnessMode(HarnessMode::kFresh);
+    EXPECT_EQ(RunInput(GetParam(), data, bytes.size()), "") << seed;
+    const grpc::StatusCode fresh = LastCode();
+    SetHarnessMode(HarnessMode::kFast);
+    EXPECT_EQ(RunInput(GetParam(), data, bytes.size()), "") << seed;
+    EXPECT_EQ(LastCode(), fresh) << seed << ": fast mode vs fresh mode";
   }
+  EXPECT_EQ(RestartServer(), "");
   std::printf("%s: %zu seeds; %s\n", FuzzMethodName(GetParam()), seeds.size(),
               CountersLine().c_str());
 }

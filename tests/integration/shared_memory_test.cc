@@ -462,6 +462,23 @@ TEST_F(SharedMemoryTest, SymlinkInPlaceOfTheFile_NotFollowedBytesInstead) {
   EXPECT_EQ(table->bytes(), LocalTable(spec));
 }
 
+// Found by fuzz_shared_mapping: open() of a FIFO without O_NONBLOCK waits
+// for a writer, so a FIFO planted in the file's place hung the client's
+// GetTable forever (ctest's timeout fails this test if it comes back).
+TEST_F(SharedMemoryTest, FifoInPlaceOfTheFile_DataLossWithoutBlocking) {
+  const TableSpec spec = Spec(16, 64);
+  absl::StatusOr<Tensor> mapped = shm_client_->GetTable(spec);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  ASSERT_NE(mapped->mapping, nullptr);
+  const std::string path = mapped->mapping->path();
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(mkfifo(path.c_str(), 0444), 0);
+  absl::StatusOr<Tensor> table = shm_client_->GetTable(spec);
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kDataLoss)
+      << table.status();
+  EXPECT_THAT(table.status().message(), HasSubstr("not a regular file"));
+}
+
 TEST_F(SharedMemoryTest, FullTmpfs_TablesComputedInMemoryAndSentAsBytes) {
   // A 1 MiB tmpfs of its own (mounting needs root; CI runs as root).
   const std::string small = parent_ + "/small";
