@@ -70,13 +70,13 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
   UnaryCall call(context, calls_, stats_, Method::kGetTable);
   if (RequestMissing(raw)) return call.Finish(RequestMissingStatus(), 0);
   absl::Status draining = admission_.CheckNotDraining();
-  absl::StatusOr<TablePlan> plan =
-      draining.ok() ? PlanGetTable(*raw, limits_) : draining;
-  if (!plan.ok()) return call.Finish(plan.status(), 0);
+  absl::StatusOr<TableQuery> query =
+      draining.ok() ? ParseGetTable(*raw, limits_) : draining;
+  if (!query.ok()) return call.Finish(query.status(), 0);
   const TableCache::Lookup lookup =
-      cache_->Find(plan->spec, plan->spec.max_len);
+      cache_->Find(query->spec, query->spec.max_len);
   if (lookup.table != nullptr) {
-    return FinishWithAnswer(call, TableAnswer(*plan, lookup.table), response);
+    return FinishWithAnswer(call, TableAnswer(*query, lookup.table), response);
   }
   // A miss. Its answer is charged to the inflight budget only if the table
   // ends up outside the cache (not admitted): a cached table is sent from
@@ -85,15 +85,15 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
   const bool whole = lookup.compute_whole;
   absl::Status admitted = admission_.AdmitComputation(
       context->peer(),
-      Admission::MissCost(lookup, plan->spec, plan->spec.table_bytes()),
-      *ticket, [this, call, response, plan = *plan, ticket, whole] {
+      Admission::MissCost(lookup, query->spec, query->spec.table_bytes()),
+      *ticket, [this, call, response, query = *query, ticket, whole] {
         absl::StatusOr<grpc::ByteBuffer> answer =
-            ComputeTableAnswer(plan, whole, *cache_, *pool_, admission_);
+            ComputeTableAnswer(query, whole, *cache_, *pool_, admission_);
         ticket->slot.reset();  // before the client sees the answer
         FinishWithAnswer(call, std::move(answer), response);
       });
   if (admitted.ok()) return call.reactor();
-  if (whole) cache_->CancelWhole(plan->spec);
+  if (whole) cache_->CancelWhole(query->spec);
   return call.Finish(admitted, 0);
 }
 
@@ -106,8 +106,8 @@ PositionalEncodingService::StreamRows(grpc::CallbackServerContext* context,
     return stream;
   }
   absl::Status draining = admission_.CheckNotDraining();
-  stream->Start(draining.ok() ? PlanStreamRows(*raw, limits_)
-                              : absl::StatusOr<RangePlan>(draining));
+  stream->Start(draining.ok() ? ParseStreamRows(*raw, limits_)
+                              : absl::StatusOr<RangeQuery>(draining));
   return stream;
 }
 
@@ -121,8 +121,8 @@ PositionalEncodingService::StreamBatches(grpc::CallbackServerContext* context,
     return stream;
   }
   absl::Status draining = admission_.CheckNotDraining();
-  stream->Start(draining.ok() ? PlanStreamBatches(*raw, limits_)
-                              : absl::StatusOr<RangePlan>(draining));
+  stream->Start(draining.ok() ? ParseStreamBatches(*raw, limits_)
+                              : absl::StatusOr<RangeQuery>(draining));
   return stream;
 }
 
@@ -132,36 +132,36 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
   UnaryCall call(context, calls_, stats_, Method::kGetRows);
   if (RequestMissing(raw)) return call.Finish(RequestMissingStatus(), 0);
   absl::Status draining = admission_.CheckNotDraining();
-  absl::StatusOr<GatherPlan> planned =
-      draining.ok() ? PlanGetRows(*raw, limits_) : draining;
-  if (!planned.ok()) return call.Finish(planned.status(), 0);
-  auto plan = std::make_shared<const GatherPlan>(std::move(*planned));
-  const uint64_t rows = plan->positions.size();
-  const uint64_t answer_bytes = rows * plan->spec.row_bytes();
+  absl::StatusOr<RowsQuery> parsed =
+      draining.ok() ? ParseGetRows(*raw, limits_) : draining;
+  if (!parsed.ok()) return call.Finish(parsed.status(), 0);
+  auto query = std::make_shared<const RowsQuery>(std::move(*parsed));
+  const uint64_t rows = query->positions.size();
+  const uint64_t answer_bytes = rows * query->spec.row_bytes();
   // Hit or miss, the answer is a fresh buffer of answer_bytes.
   absl::StatusOr<InflightCharge> charge =
       admission_.ChargeInflight(answer_bytes);
   if (!charge.ok()) return call.Finish(charge.status(), 0);
-  const TableCache::Lookup lookup = cache_->Find(plan->spec, rows);
+  const TableCache::Lookup lookup = cache_->Find(query->spec, rows);
   if (lookup.table != nullptr) {
     return FinishWithAnswer(
-        call, RowsAnswer(*plan, lookup.table.get(), *charge), response);
+        call, RowsAnswer(*query, lookup.table.get(), *charge), response);
   }
   auto ticket = std::make_shared<MissTicket>();
   ticket->charge = *std::move(charge);
   const bool whole = lookup.compute_whole;
   absl::Status admitted = admission_.AdmitComputation(
-      context->peer(), Admission::MissCost(lookup, plan->spec, answer_bytes),
-      *ticket, [this, call, response, plan, ticket, whole, rows] {
+      context->peer(), Admission::MissCost(lookup, query->spec, answer_bytes),
+      *ticket, [this, call, response, query, ticket, whole, rows] {
         std::shared_ptr<const Table> table =
-            whole ? cache_->ComputeWhole(plan->spec) : nullptr;
-        if (table == nullptr) cache_->RecordRowsComputed(plan->spec, rows);
+            whole ? cache_->ComputeWhole(query->spec) : nullptr;
+        if (table == nullptr) cache_->RecordRowsComputed(query->spec, rows);
         ticket->slot.reset();  // before the client sees the answer
-        FinishWithAnswer(call, RowsAnswer(*plan, table.get(), ticket->charge),
+        FinishWithAnswer(call, RowsAnswer(*query, table.get(), ticket->charge),
                          response);
       });
   if (admitted.ok()) return call.reactor();
-  if (whole) cache_->CancelWhole(plan->spec);
+  if (whole) cache_->CancelWhole(query->spec);
   return call.Finish(admitted, 0);
 }
 
@@ -171,20 +171,21 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
   UnaryCall call(context, calls_, stats_, Method::kEncode);
   if (RequestMissing(raw)) return call.Finish(RequestMissingStatus(), 0);
   absl::Status draining = admission_.CheckNotDraining();
-  absl::StatusOr<EncodePlan> planned =
-      draining.ok() ? PlanEncode(*raw, limits_) : draining;
-  if (!planned.ok()) return call.Finish(planned.status(), 0);
-  auto plan = std::make_shared<const EncodePlan>(std::move(*planned));
+  absl::StatusOr<EncodeQuery> parsed =
+      draining.ok() ? ParseEncode(*raw, limits_) : draining;
+  if (!parsed.ok()) return call.Finish(parsed.status(), 0);
+  auto query = std::make_shared<const EncodeQuery>(std::move(*parsed));
   absl::StatusOr<InflightCharge> charge =
-      admission_.ChargeInflight(plan->answer_bytes());
+      admission_.ChargeInflight(query->answer_bytes());
   if (!charge.ok()) return call.Finish(charge.status(), 0);
   auto ticket = std::make_shared<MissTicket>();
   ticket->charge = *std::move(charge);
   absl::Status admitted = admission_.AdmitComputation(
-      context->peer(), plan->answer_bytes(), *ticket,
-      [this, call, response, plan, ticket] {
-        absl::StatusOr<grpc::ByteBuffer> answer = ComputeEncodeAnswer(
-            *plan, limits_.max_rows_per_request, encode_plans_, ticket->charge);
+      context->peer(), query->answer_bytes(), *ticket,
+      [this, call, response, query, ticket] {
+        absl::StatusOr<grpc::ByteBuffer> answer =
+            ComputeEncodeAnswer(*query, limits_.max_rows_per_request,
+                                encode_plans_, ticket->charge);
         ticket->slot.reset();  // before the client sees the answer
         FinishWithAnswer(call, std::move(answer), response);
       });

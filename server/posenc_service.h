@@ -1,6 +1,6 @@
 // PositionalEncodingService: the gRPC adapter for posenc.v1.PositionalEncoding.
 //
-// Thin: each method plans its request (server/request_handler.h: parsing
+// Thin: each method parses its request into a query (server/request_handler.h: parsing
 // and validation), looks the table up in the cache, admits a miss
 // (server/admission.h), has the answer built or computed on the ComputePool
 // (server/table_answers.h; streams: server/table_stream.h), and finishes

@@ -28,23 +28,23 @@ absl::StatusOr<TableSpec> ResolveSpec(const v1::TableSpec& proto,
 }
 
 template <typename Request>
-absl::StatusOr<RangePlan> PlanRange(const grpc::ByteBuffer& raw,
-                                    const ServiceLimits& limits,
-                                    bool rows_stream) {
+absl::StatusOr<RangeQuery> ParseRange(const grpc::ByteBuffer& raw,
+                                      const ServiceLimits& limits,
+                                      bool rows_stream) {
   Request request;
   if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
   absl::StatusOr<TableSpec> spec = ResolveSpec(request.spec(), limits.spec);
   if (!spec.ok()) return spec.status();
-  RangePlan plan;
-  plan.spec = *spec;
-  plan.start = request.start();
-  plan.end = request.has_end() ? request.end() : spec->max_len;
-  if (absl::Status s = ValidateRange(plan.start, plan.end, spec->max_len);
+  RangeQuery query;
+  query.spec = *spec;
+  query.start = request.start();
+  query.end = request.has_end() ? request.end() : spec->max_len;
+  if (absl::Status s = ValidateRange(query.start, query.end, spec->max_len);
       !s.ok()) {
     return NameServerFlag(s);
   }
   if (rows_stream) {
-    plan.rows_per_message = 1;
+    query.rows_per_message = 1;
     if (absl::Status s =
             CheckMessageSize(spec->row_bytes(), limits.max_message_bytes,
                              "one row", "the server's limit must be raised");
@@ -59,9 +59,9 @@ absl::StatusOr<RangePlan> PlanRange(const grpc::ByteBuffer& raw,
     absl::StatusOr<uint32_t> rows = ResolveRowsPerBatch(
         requested, spec->row_bytes(), limits.max_message_bytes);
     if (!rows.ok()) return NameServerFlag(rows.status());
-    plan.rows_per_message = *rows;
+    query.rows_per_message = *rows;
   }
-  return plan;
+  return query;
 }
 
 }  // namespace
@@ -77,8 +77,8 @@ absl::Status ParseRequest(const grpc::ByteBuffer& raw,
   return absl::OkStatus();
 }
 
-absl::StatusOr<TablePlan> PlanGetTable(const grpc::ByteBuffer& raw,
-                                       const ServiceLimits& limits) {
+absl::StatusOr<TableQuery> ParseGetTable(const grpc::ByteBuffer& raw,
+                                         const ServiceLimits& limits) {
   v1::GetTableRequest request;
   if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
   absl::StatusOr<TableSpec> spec = ResolveSpec(request.spec(), limits.spec);
@@ -89,21 +89,21 @@ absl::StatusOr<TablePlan> PlanGetTable(const grpc::ByteBuffer& raw,
       !s.ok()) {
     return NameServerFlag(s);
   }
-  return TablePlan{*std::move(spec), request.accept_shared_memory()};
+  return TableQuery{*std::move(spec), request.accept_shared_memory()};
 }
 
-absl::StatusOr<RangePlan> PlanStreamRows(const grpc::ByteBuffer& raw,
-                                         const ServiceLimits& limits) {
-  return PlanRange<v1::StreamRowsRequest>(raw, limits, /*rows_stream=*/true);
+absl::StatusOr<RangeQuery> ParseStreamRows(const grpc::ByteBuffer& raw,
+                                           const ServiceLimits& limits) {
+  return ParseRange<v1::StreamRowsRequest>(raw, limits, /*rows_stream=*/true);
 }
 
-absl::StatusOr<RangePlan> PlanStreamBatches(const grpc::ByteBuffer& raw,
-                                            const ServiceLimits& limits) {
-  return PlanRange<v1::StreamBatchesRequest>(raw, limits,
-                                             /*rows_stream=*/false);
+absl::StatusOr<RangeQuery> ParseStreamBatches(const grpc::ByteBuffer& raw,
+                                              const ServiceLimits& limits) {
+  return ParseRange<v1::StreamBatchesRequest>(raw, limits,
+                                              /*rows_stream=*/false);
 }
 
-absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
+absl::StatusOr<RowsQuery> ParseGetRows(const grpc::ByteBuffer& raw,
                                        const ServiceLimits& limits) {
   v1::GetRowsRequest request;
   if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
@@ -120,14 +120,14 @@ absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
       !s.ok()) {
     return NameServerFlag(s);
   }
-  GatherPlan plan;
-  plan.spec = *spec;
-  plan.positions = std::move(*request.mutable_positions());
-  return plan;
+  RowsQuery query;
+  query.spec = *spec;
+  query.positions = std::move(*request.mutable_positions());
+  return query;
 }
 
-absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
-                                      const ServiceLimits& limits) {
+absl::StatusOr<EncodeQuery> ParseEncode(const grpc::ByteBuffer& raw,
+                                        const ServiceLimits& limits) {
   v1::EncodeRequest request;
   if (absl::Status s = ParseRequest(raw, &request); !s.ok()) return s;
   absl::StatusOr<EncodingSpec> spec = EncodingSpecFromProto(request.spec());
@@ -135,7 +135,7 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
   if (absl::Status s = ValidateEncodingSpec(*spec, limits.spec); !s.ok()) {
     return NameServerFlag(s);
   }
-  EncodePlan plan;
+  EncodeQuery query;
   absl::StatusOr<uint32_t> points;
   if (request.has_grid()) {
     if (request.positions_size() != 0) {
@@ -143,37 +143,39 @@ absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
           absl::StrCat("positions, grid: both set (", request.positions_size(),
                        " positions); send the points one way"));
     }
-    plan.grid = GridFromProto(request.grid());
-    points = CountGridPoints(*plan.grid, spec->coordinates,
+    query.grid = GridFromProto(request.grid());
+    points = CountGridPoints(*query.grid, spec->coordinates,
                              limits.max_rows_per_request);
   } else {
     points = CountPoints(request.positions_size(), spec->coordinates,
                          limits.max_rows_per_request);
   }
   if (!points.ok()) return NameServerFlag(points.status());
-  plan.spec = *spec;
-  plan.points = *points;
+  query.spec = *spec;
+  query.points = *points;
   if (absl::Status s =
-          CheckMessageSize(plan.answer_bytes(), limits.max_message_bytes,
+          CheckMessageSize(query.answer_bytes(), limits.max_message_bytes,
                            "the rows", "send fewer points per call");
       !s.ok()) {
     return NameServerFlag(s);
   }
-  plan.positions = std::move(*request.mutable_positions());
-  return plan;
+  query.positions = std::move(*request.mutable_positions());
+  return query;
 }
 
-grpc::ByteBuffer BuildEncodeResponse(const EncodePlan& plan, grpc::Slice data) {
+grpc::ByteBuffer BuildEncodeResponse(const EncodeQuery& query,
+                                     grpc::Slice data) {
   constexpr int kField = v1::EncodeResponse::kEmbeddingsFieldNumber;
-  if (plan.spec.layout == Layout::kRotationMatrix) {  // [points, K, 2, 2]
+  if (query.spec.layout == Layout::kRotationMatrix) {  // [points, K, 2, 2]
     return EncodeTensorMessage(
-        kField, 0, plan.spec.dtype,
-        {plan.points, static_cast<uint32_t>(plan.spec.pairs()), 2, 2},
+        kField, 0, query.spec.dtype,
+        {query.points, static_cast<uint32_t>(query.spec.pairs()), 2, 2},
         std::move(data));
   }
   return EncodeTensorMessage(
-      kField, 0, plan.spec.dtype,
-      {plan.points, static_cast<uint32_t>(plan.spec.width())}, std::move(data));
+      kField, 0, query.spec.dtype,
+      {query.points, static_cast<uint32_t>(query.spec.width())},
+      std::move(data));
 }
 
 grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec,
@@ -202,34 +204,34 @@ grpc::ByteBuffer BuildSharedMemoryTableResponse(const TableSpec& spec,
   return grpc::ByteBuffer(&slice, 1);
 }
 
-void GatherRows(const GatherPlan& plan, const Table& table, std::byte* out) {
-  const size_t row_bytes = plan.spec.row_bytes();
-  for (int k = 0; k < plan.positions.size(); ++k) {
+void GatherRows(const RowsQuery& query, const Table& table, std::byte* out) {
+  const size_t row_bytes = query.spec.row_bytes();
+  for (int k = 0; k < query.positions.size(); ++k) {
     std::memcpy(out + k * row_bytes,
-                table.data() + size_t{plan.positions[k]} * row_bytes,
+                table.data() + size_t{query.positions[k]} * row_bytes,
                 row_bytes);
   }
 }
 
-grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan,
+grpc::ByteBuffer BuildGetRowsResponse(const RowsQuery& query,
                                       grpc::Slice data) {
   return EncodeTensorMessage(
-      v1::GetRowsResponse::kRowsFieldNumber, 0, plan.spec.dtype,
-      {static_cast<uint32_t>(plan.positions.size()), plan.spec.width()},
+      v1::GetRowsResponse::kRowsFieldNumber, 0, query.spec.dtype,
+      {static_cast<uint32_t>(query.positions.size()), query.spec.width()},
       std::move(data));
 }
 
-grpc::ByteBuffer BuildRangeMessage(const RangePlan& plan, bool rows_stream,
+grpc::ByteBuffer BuildRangeMessage(const RangeQuery& query, bool rows_stream,
                                    uint32_t first, uint32_t rows,
                                    grpc::Slice data) {
   if (rows_stream) {
     return EncodeTensorMessage(v1::StreamRowsResponse::kRowFieldNumber, first,
-                               plan.spec.dtype, {plan.spec.width()},
+                               query.spec.dtype, {query.spec.width()},
                                std::move(data));
   }
   return EncodeTensorMessage(v1::StreamBatchesResponse::kBatchFieldNumber,
-                             first, plan.spec.dtype, {rows, plan.spec.width()},
-                             std::move(data));
+                             first, query.spec.dtype,
+                             {rows, query.spec.width()}, std::move(data));
 }
 
 }  // namespace posenc

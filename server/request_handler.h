@@ -1,4 +1,4 @@
-// Request planning for the table methods, with no server and no call: parse
+// Request parsing for the table methods, with no server and no call: parse
 // a raw request, validate it against the limits, describe the answer; and
 // build the answer's wire bytes from a table (zero-copy when the table is
 // cached). PositionalEncodingService calls these from its gRPC handlers;
@@ -36,32 +36,33 @@ struct ServiceLimits {
   std::string shm_directory;
 };
 
-// Rows [start, end) of a table, rows_per_message rows per streamed message.
-struct RangePlan {
+// A StreamRows or StreamBatches request: rows [start, end) of a table,
+// rows_per_message rows per streamed message.
+struct RangeQuery {
   TableSpec spec;
   uint32_t start = 0;
   uint32_t end = 0;
   uint32_t rows_per_message = 1;
 };
 
-// Rows at `positions` of a table, as one message.
 // A GetTable request: the table, and whether the caller would map it from
 // the shared-memory directory.
-struct TablePlan {
+struct TableQuery {
   TableSpec spec;
   bool accept_shared_memory = false;
 };
 
-struct GatherPlan {
+// A GetRows request: the rows at `positions` of a table, as one message.
+struct RowsQuery {
   TableSpec spec;
   google::protobuf::RepeatedField<uint32_t> positions;
 };
 
-// Points of an Encode call: the spec is checked (ValidateEncodingSpec)
+// An Encode request, its points: the spec is checked (ValidateEncodingSpec)
 // and the answer's size known; the frequencies, whose range check and
 // construction cost O(half) MPFR operations, are left to the compute pool
 // (RealEncodingPlan::Create, then ValidatePositions or ValidateGrid).
-struct EncodePlan {
+struct EncodeQuery {
   EncodingSpec spec;
   google::protobuf::RepeatedField<double> positions;
   // The request's grid instead of positions (then positions is empty).
@@ -76,24 +77,25 @@ struct EncodePlan {
 absl::Status ParseRequest(const grpc::ByteBuffer& raw,
                           google::protobuf::MessageLite* request);
 
-// Each Plan* parses a raw request of its method and validates it. Errors:
+// Each Parse* parses a raw request of its method into its query (what the
+// call asks for, validated; core/plan/ holds the compute plans). Errors:
 // INVALID_ARGUMENT (malformed or over a limit), OUT_OF_RANGE (a position
 // past max_len), RESOURCE_EXHAUSTED (the answer exceeds max_message_bytes).
-absl::StatusOr<TablePlan> PlanGetTable(const grpc::ByteBuffer& raw,
-                                       const ServiceLimits& limits);
-absl::StatusOr<RangePlan> PlanStreamRows(const grpc::ByteBuffer& raw,
+absl::StatusOr<TableQuery> ParseGetTable(const grpc::ByteBuffer& raw,
                                          const ServiceLimits& limits);
-absl::StatusOr<RangePlan> PlanStreamBatches(const grpc::ByteBuffer& raw,
-                                            const ServiceLimits& limits);
-absl::StatusOr<GatherPlan> PlanGetRows(const grpc::ByteBuffer& raw,
+absl::StatusOr<RangeQuery> ParseStreamRows(const grpc::ByteBuffer& raw,
+                                           const ServiceLimits& limits);
+absl::StatusOr<RangeQuery> ParseStreamBatches(const grpc::ByteBuffer& raw,
+                                              const ServiceLimits& limits);
+absl::StatusOr<RowsQuery> ParseGetRows(const grpc::ByteBuffer& raw,
                                        const ServiceLimits& limits);
 // INVALID_ARGUMENT also for no points, more than max_rows_per_request
 // points, a count of positions that is not a multiple of coordinates, or
 // both positions and a grid (or a grid whose axes are not one per
 // coordinate);
 // RESOURCE_EXHAUSTED when the rows exceed max_message_bytes.
-absl::StatusOr<EncodePlan> PlanEncode(const grpc::ByteBuffer& raw,
-                                      const ServiceLimits& limits);
+absl::StatusOr<EncodeQuery> ParseEncode(const grpc::ByteBuffer& raw,
+                                        const ServiceLimits& limits);
 
 // The GetTableResponse for `spec` whose tensor bytes are `data`: all of a
 // cached table's bytes (TableSlice, without a copy) or rows computed for this
@@ -106,20 +108,21 @@ grpc::ByteBuffer BuildGetTableResponse(const TableSpec& spec, grpc::Slice data);
 grpc::ByteBuffer BuildSharedMemoryTableResponse(const TableSpec& spec,
                                                 const Table& table);
 
-// Copies the rows at plan.positions of `table` (a table covering plan.spec)
+// Copies the rows at query.positions of `table` (a table covering query.spec)
 // to `out` (positions.size() * row_bytes bytes).
-void GatherRows(const GatherPlan& plan, const Table& table, std::byte* out);
+void GatherRows(const RowsQuery& query, const Table& table, std::byte* out);
 
-// The GetRowsResponse for `plan` whose tensor bytes are `data` (the rows in
-// the order of plan.positions).
-grpc::ByteBuffer BuildGetRowsResponse(const GatherPlan& plan, grpc::Slice data);
+// The GetRowsResponse for `query` whose tensor bytes are `data` (the rows in
+// the order of query.positions).
+grpc::ByteBuffer BuildGetRowsResponse(const RowsQuery& query, grpc::Slice data);
 
-// The EncodeResponse for `plan` whose tensor bytes are `data`.
-grpc::ByteBuffer BuildEncodeResponse(const EncodePlan& plan, grpc::Slice data);
+// The EncodeResponse for `query` whose tensor bytes are `data`.
+grpc::ByteBuffer BuildEncodeResponse(const EncodeQuery& query,
+                                     grpc::Slice data);
 
 // One StreamRowsResponse (rows_per_message == 1) or StreamBatchesResponse
-// carrying rows [first, first + rows) of plan.spec, whose bytes are `data`.
-grpc::ByteBuffer BuildRangeMessage(const RangePlan& plan, bool rows_stream,
+// carrying rows [first, first + rows) of query.spec, whose bytes are `data`.
+grpc::ByteBuffer BuildRangeMessage(const RangeQuery& query, bool rows_stream,
                                    uint32_t first, uint32_t rows,
                                    grpc::Slice data);
 

@@ -10,24 +10,25 @@
 
 namespace posenc {
 
-grpc::ByteBuffer TableAnswer(const TablePlan& plan,
+grpc::ByteBuffer TableAnswer(const TableQuery& query,
                              std::shared_ptr<const Table> table) {
-  if (plan.accept_shared_memory && table->shared_memory() != nullptr) {
-    return BuildSharedMemoryTableResponse(plan.spec, *table);
+  if (query.accept_shared_memory && table->shared_memory() != nullptr) {
+    return BuildSharedMemoryTableResponse(query.spec, *table);
   }
   return BuildGetTableResponse(
-      plan.spec, TableSlice(std::move(table)).sub(0, plan.spec.table_bytes()));
+      query.spec,
+      TableSlice(std::move(table)).sub(0, query.spec.table_bytes()));
 }
 
-absl::StatusOr<grpc::ByteBuffer> ComputeTableAnswer(const TablePlan& plan,
+absl::StatusOr<grpc::ByteBuffer> ComputeTableAnswer(const TableQuery& query,
                                                     bool whole,
                                                     TableCache& cache,
                                                     ComputePool& pool,
                                                     Admission& admission) {
-  const TableSpec& spec = plan.spec;
+  const TableSpec& spec = query.spec;
   std::shared_ptr<const Table> table =
       whole ? cache.ComputeWhole(spec) : nullptr;
-  if (table != nullptr) return TableAnswer(plan, std::move(table));
+  if (table != nullptr) return TableAnswer(query, std::move(table));
   // Not admitted to the cache: compute just this answer, outside it.
   absl::StatusOr<InflightCharge> charge =
       admission.ChargeInflight(spec.table_bytes());
@@ -40,39 +41,39 @@ absl::StatusOr<grpc::ByteBuffer> ComputeTableAnswer(const TablePlan& plan,
   return BuildGetTableResponse(spec, std::move(*data));
 }
 
-absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const GatherPlan& plan,
+absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const RowsQuery& query,
                                             const Table* table,
                                             InflightCharge& charge) {
   absl::StatusOr<grpc::Slice> data = charge.IntoSlice();
   if (!data.ok()) return data.status();
   if (table != nullptr) {
-    GatherRows(plan, *table, MutableData(*data));
+    GatherRows(query, *table, MutableData(*data));
   } else {
-    ComputePositions(plan.spec, plan.positions, MutableData(*data));
+    ComputePositions(query.spec, query.positions, MutableData(*data));
   }
-  return BuildGetRowsResponse(plan, std::move(*data));
+  return BuildGetRowsResponse(query, std::move(*data));
 }
 
 absl::StatusOr<grpc::ByteBuffer> ComputeEncodeAnswer(
-    const EncodePlan& plan, uint32_t max_rows_per_request,
+    const EncodeQuery& query, uint32_t max_rows_per_request,
     RealEncodingPlanCache& plans, InflightCharge& charge) {
   absl::StatusOr<std::shared_ptr<const RealEncodingPlan>> encoding =
-      plans.Get(plan.spec);
+      plans.Get(query.spec);
   if (!encoding.ok()) return encoding.status();
   absl::Status valid =
-      plan.grid.has_value()
-          ? (*encoding)->ValidateGrid(*plan.grid, max_rows_per_request)
-          : (*encoding)->ValidatePositions(plan.positions,
+      query.grid.has_value()
+          ? (*encoding)->ValidateGrid(*query.grid, max_rows_per_request)
+          : (*encoding)->ValidatePositions(query.positions,
                                            max_rows_per_request);
   if (!valid.ok()) return NameServerFlag(valid);
   absl::StatusOr<grpc::Slice> data = charge.IntoSlice();
   if (!data.ok()) return data.status();
-  if (plan.grid.has_value()) {
-    (*encoding)->ComputeGridRows(*plan.grid, MutableData(*data));
+  if (query.grid.has_value()) {
+    (*encoding)->ComputeGridRows(*query.grid, MutableData(*data));
   } else {
-    (*encoding)->ComputeRows(plan.positions, MutableData(*data));
+    (*encoding)->ComputeRows(query.positions, MutableData(*data));
   }
-  return BuildEncodeResponse(plan, std::move(*data));
+  return BuildEncodeResponse(query, std::move(*data));
 }
 
 }  // namespace posenc

@@ -1,4 +1,4 @@
-// The work behind each unary table method once its call is planned
+// The work behind each unary table method once its call is parsed
 // (server/request_handler.h) and admitted (server/admission.h): the answer
 // of a cache hit, and the computation of a miss, run on a compute-pool
 // thread. PositionalEncodingService calls these and only converts what they
@@ -28,36 +28,36 @@
 
 namespace posenc {
 
-// GetTable's answer from `table`, a table covering plan.spec (resident, or
+// GetTable's answer from `table`, a table covering query.spec (resident, or
 // just computed whole): the published file when the caller accepts shared
 // memory and the table has one, else the table's bytes (which the answer
 // keeps alive).
-grpc::ByteBuffer TableAnswer(const TablePlan& plan,
+grpc::ByteBuffer TableAnswer(const TableQuery& query,
                              std::shared_ptr<const Table> table);
 
 // A GetTable miss, on a pool thread: the table computed whole into the cache
 // when `whole` (the lookup's compute_whole) and the cache admits it; else
 // just this answer, charged to the inflight budget (RESOURCE_EXHAUSTED,
 // counted, when it does not fit). Ends a compute_whole lookup.
-absl::StatusOr<grpc::ByteBuffer> ComputeTableAnswer(const TablePlan& plan,
+absl::StatusOr<grpc::ByteBuffer> ComputeTableAnswer(const TableQuery& query,
                                                     bool whole,
                                                     TableCache& cache,
                                                     ComputePool& pool,
                                                     Admission& admission);
 
-// GetRows's answer: the rows at plan.positions copied from `table` (a
-// table covering plan.spec), or computed when `table` is null, into the
-// buffer of `charge` (plan.positions.size() rows, already charged).
-absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const GatherPlan& plan,
+// GetRows's answer: the rows at query.positions copied from `table` (a
+// table covering query.spec), or computed when `table` is null, into the
+// buffer of `charge` (query.positions.size() rows, already charged).
+absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const RowsQuery& query,
                                             const Table* table,
                                             InflightCharge& charge);
 
 // An Encode call, on a pool thread: the frequencies (O(half) MPFR products,
 // or a plan kept in `plans`), their range check against the points, then the
-// rows, into the buffer of `charge` (plan.answer_bytes(), already charged).
+// rows, into the buffer of `charge` (query.answer_bytes(), already charged).
 // INVALID_ARGUMENT or OUT_OF_RANGE when the points do not fit the spec.
 absl::StatusOr<grpc::ByteBuffer> ComputeEncodeAnswer(
-    const EncodePlan& plan, uint32_t max_rows_per_request,
+    const EncodeQuery& query, uint32_t max_rows_per_request,
     RealEncodingPlanCache& plans, InflightCharge& charge);
 
 }  // namespace posenc

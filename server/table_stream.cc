@@ -16,20 +16,20 @@ TableStream::TableStream(Method method, grpc::CallbackServerContext* context,
       peer_(context->peer()),
       scope_(context, parts.calls, parts.stats, method) {}
 
-void TableStream::Start(absl::StatusOr<RangePlan> plan) {
-  if (!plan.ok()) return FinishWith(plan.status());
-  plan_ = std::move(*plan);
-  next_ = plan_.start;
-  next_compute_ = plan_.start;
+void TableStream::Start(absl::StatusOr<RangeQuery> query) {
+  if (!query.ok()) return FinishWith(query.status());
+  query_ = std::move(*query);
+  next_ = query_.start;
+  next_compute_ = query_.start;
   const TableCache::Lookup lookup =
-      parts_.cache->Find(plan_.spec, plan_.end - plan_.start);
+      parts_.cache->Find(query_.spec, query_.end - query_.start);
   if (lookup.table != nullptr) {
     table_slice_ = TableSlice(lookup.table);
     return WriteNext();
   }
   // Computed mode holds up to three chunks (see the header).
-  chunk_rows_ = ChunkRows(plan_);
-  const uint64_t chunk_bytes = uint64_t{chunk_rows_} * plan_.spec.row_bytes();
+  chunk_rows_ = ChunkRows(query_);
+  const uint64_t chunk_bytes = uint64_t{chunk_rows_} * query_.spec.row_bytes();
   absl::StatusOr<InflightCharge> charge =
       parts_.admission->ChargeInflight(3 * chunk_bytes);
   absl::Status admitted = charge.status();
@@ -38,7 +38,7 @@ void TableStream::Start(absl::StatusOr<RangePlan> plan) {
     ticket_.charge = *std::move(charge);
     Ref();
     admitted = parts_.admission->AdmitComputation(
-        peer_, Admission::MissCost(lookup, plan_.spec, chunk_bytes), ticket_,
+        peer_, Admission::MissCost(lookup, query_.spec, chunk_bytes), ticket_,
         [this, whole] {
           FirstComputation(whole);
           Unref();
@@ -46,7 +46,7 @@ void TableStream::Start(absl::StatusOr<RangePlan> plan) {
     if (!admitted.ok()) Unref();
   }
   if (!admitted.ok()) {
-    if (whole) parts_.cache->CancelWhole(plan_.spec);
+    if (whole) parts_.cache->CancelWhole(query_.spec);
     FinishWith(admitted);
   }
 }
@@ -66,7 +66,7 @@ void TableStream::OnWriteDone(bool ok) {
 
 void TableStream::FirstComputation(bool whole) {
   std::shared_ptr<const Table> table =
-      whole ? parts_.cache->ComputeWhole(plan_.spec) : nullptr;
+      whole ? parts_.cache->ComputeWhole(query_.spec) : nullptr;
   if (table != nullptr) {
     table_slice_ = TableSlice(std::move(table));
     // Served from the cache from now on.
@@ -74,11 +74,11 @@ void TableStream::FirstComputation(bool whole) {
     ticket_.slot.reset();
     return WriteNext();
   }
-  encoding_ = std::make_unique<EncodingPlan>(plan_.spec);  // once
+  encoding_ = std::make_unique<EncodingPlan>(query_.spec);  // once
   // The first chunk right here, without a second turn in the queue.
   std::unique_lock<std::mutex> lock(mu_);
   const uint32_t first = next_compute_;
-  const uint32_t rows = std::min(chunk_rows_, plan_.end - next_compute_);
+  const uint32_t rows = std::min(chunk_rows_, query_.end - next_compute_);
   if (rows == 0) return Pump(std::move(lock));
   next_compute_ += rows;
   computing_ = true;
@@ -90,11 +90,11 @@ void TableStream::WriteNext() {
   if (context_->IsCancelled()) {
     return FinishWith(absl::CancelledError("cancelled by the client"));
   }
-  if (next_ >= plan_.end) return FinishWith(absl::OkStatus());
-  const uint32_t rows = std::min(plan_.rows_per_message, plan_.end - next_);
-  const size_t row_bytes = plan_.spec.row_bytes();
+  if (next_ >= query_.end) return FinishWith(absl::OkStatus());
+  const uint32_t rows = std::min(query_.rows_per_message, query_.end - next_);
+  const size_t row_bytes = query_.spec.row_bytes();
   message_ = BuildRangeMessage(
-      plan_, method_ == Method::kStreamRows, next_, rows,
+      query_, method_ == Method::kStreamRows, next_, rows,
       table_slice_->sub(next_ * row_bytes, (next_ + rows) * row_bytes));
   bytes_sent_ += message_.Length();
   next_ += rows;
@@ -119,11 +119,11 @@ void TableStream::Pump(std::unique_lock<std::mutex> lock) {
       }
       if (current_.has_value()) {
         // The next message: a view of the chunk (no copy).
-        const uint32_t rows = std::min(plan_.rows_per_message,
+        const uint32_t rows = std::min(query_.rows_per_message,
                                        current_->rows - current_->written);
-        const size_t row_bytes = plan_.spec.row_bytes();
+        const size_t row_bytes = query_.spec.row_bytes();
         message_ = BuildRangeMessage(
-            plan_, method_ == Method::kStreamRows,
+            query_, method_ == Method::kStreamRows,
             current_->first + current_->written, rows,
             current_->data.sub(current_->written * row_bytes,
                                (current_->written + rows) * row_bytes));
@@ -133,9 +133,9 @@ void TableStream::Pump(std::unique_lock<std::mutex> lock) {
         writing_ = write = true;
       }
     }
-    if (!computing_ && !ready_.has_value() && next_compute_ < plan_.end) {
+    if (!computing_ && !ready_.has_value() && next_compute_ < query_.end) {
       compute_first = next_compute_;
-      compute_rows = std::min(chunk_rows_, plan_.end - next_compute_);
+      compute_rows = std::min(chunk_rows_, query_.end - next_compute_);
       next_compute_ += compute_rows;
       computing_ = true;
     }
@@ -148,7 +148,7 @@ void TableStream::Pump(std::unique_lock<std::mutex> lock) {
   lock.unlock();
   if (write) StartWrite(&message_);
   if (compute_rows > 0) {
-    const size_t bytes = size_t{compute_rows} * plan_.spec.row_bytes();
+    const size_t bytes = size_t{compute_rows} * query_.spec.row_bytes();
     Ref();
     // The continuation of an admitted stream: queued whatever the queue
     // holds, behind the other connections' turns.
@@ -161,9 +161,9 @@ void TableStream::Pump(std::unique_lock<std::mutex> lock) {
 }
 
 void TableStream::ComputeMessage(uint32_t first, uint32_t rows) {
-  grpc::Slice data = NewSlice(size_t{rows} * plan_.spec.row_bytes());
+  grpc::Slice data = NewSlice(size_t{rows} * query_.spec.row_bytes());
   ComputeRows(*encoding_, first, rows, MutableData(data));
-  parts_.cache->RecordRowsComputed(plan_.spec, rows);
+  parts_.cache->RecordRowsComputed(query_.spec, rows);
   std::unique_lock<std::mutex> lock(mu_);
   computing_ = false;
   ready_ = Computed{first, rows, 0, std::move(data)};
@@ -178,15 +178,15 @@ void TableStream::FinishWith(const absl::Status& status) {
   Finish(scope_.End(status, bytes_sent_));
 }
 
-uint32_t TableStream::ChunkRows(const RangePlan& plan) {
+uint32_t TableStream::ChunkRows(const RangeQuery& query) {
   constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
   const uint64_t message_bytes =
-      uint64_t{plan.rows_per_message} * plan.spec.row_bytes();
+      uint64_t{query.rows_per_message} * query.spec.row_bytes();
   const uint64_t messages =
       std::max<uint64_t>(1, kChunkBytes / std::max<uint64_t>(1, message_bytes));
-  const uint64_t rows = messages * plan.rows_per_message;
+  const uint64_t rows = messages * query.rows_per_message;
   return static_cast<uint32_t>(
-      std::min<uint64_t>(rows, std::max<uint32_t>(1, plan.end - plan.start)));
+      std::min<uint64_t>(rows, std::max<uint32_t>(1, query.end - query.start)));
 }
 
 }  // namespace posenc

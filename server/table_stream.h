@@ -22,7 +22,7 @@
 //
 // Usage, in a server-streaming handler:
 //   auto* stream = new TableStream(Method::kStreamRows, context, parts);
-//   stream->Start(PlanStreamRows(*raw, limits));  // or an error status
+//   stream->Start(ParseStreamRows(*raw, limits));  // or an error status
 //   return stream;
 //
 // Lifetime and threads: gRPC holds one reference until OnDone, each pool
@@ -73,9 +73,9 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   TableStream(Method method, grpc::CallbackServerContext* context,
               const Parts& parts);
 
-  // With a plan, looks the table up and starts writing; a miss is admitted
+  // With a query, looks the table up and starts writing; a miss is admitted
   // first (see above). With an error, ends the call with it.
-  void Start(absl::StatusOr<RangePlan> plan);
+  void Start(absl::StatusOr<RangeQuery> query);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override {}  // the outstanding write or task ends the call
@@ -84,7 +84,7 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Rows per pool task in computed mode: whole messages, at least 256 KiB
   // when a message is smaller (and so at least the rows the fast range
   // kernel needs, for rows up to 1 KiB), never more than the stream asks.
-  static uint32_t ChunkRows(const RangePlan& plan);
+  static uint32_t ChunkRows(const RangeQuery& query);
 
  private:
   // A computed chunk: rows [first, first + rows), `written` of them sent.
@@ -118,7 +118,7 @@ class TableStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   const Parts parts_;
   const std::string peer_;
   CallScope scope_;  // until the last reference goes (after OnDone)
-  RangePlan plan_;
+  RangeQuery query_;
   std::atomic<int> refs_{1};  // gRPC's, until OnDone
   uint64_t bytes_sent_ = 0;
   // Held while rows are computed per message.

@@ -41,15 +41,15 @@ class TableStreamTest : public ServerTest {
   }
 };
 
-RangePlan Plan(uint32_t d, uint32_t start, uint32_t end,
-               uint32_t rows_per_message) {
-  RangePlan plan;
-  plan.spec.d = d;
-  plan.spec.max_len = end;
-  plan.start = start;
-  plan.end = end;
-  plan.rows_per_message = rows_per_message;
-  return plan;
+RangeQuery Plan(uint32_t d, uint32_t start, uint32_t end,
+                uint32_t rows_per_message) {
+  RangeQuery query;
+  query.spec.d = d;
+  query.spec.max_len = end;
+  query.start = start;
+  query.end = end;
+  query.rows_per_message = rows_per_message;
+  return query;
 }
 
 TEST(TableStreamChunkTest, ChunkRows_WholeMessagesFillingUpTo256KiB) {
