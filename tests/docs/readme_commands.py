@@ -188,15 +188,16 @@ def wait_for_server(process, log_path, seconds):
 
 
 def grpc_stamp(repo):
-    """The stamp scripts/build-grpc.sh computes (stamp_input: the pinned
-    hashes, the series, each patch, the script itself; SHA-256, 16 hex)."""
+    """The stamp scripts/build-grpc.sh computes for its release flavor
+    (stamp_input: the flavor, the pinned hashes, the series, each patch, the
+    script itself; SHA-256, 16 hex)."""
     script = open(os.path.join(repo, "scripts/build-grpc.sh"), "rb").read()
     text = script.decode()
     orig = re.search(r"^orig_sha256=(\S+)", text, re.M).group(1)
     debian = re.search(r"^debian_sha256=(\S+)", text, re.M).group(1)
     patches = os.path.join(repo, "third_party/grpc/patches")
     series = open(os.path.join(patches, "series"), "rb").read()
-    data = f"{orig} {debian}\n".encode() + series
+    data = f"release {orig} {debian}\n".encode() + series
     for line in series.decode().splitlines():
         if not line.startswith("#"):
             for name in line.split():

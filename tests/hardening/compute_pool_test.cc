@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "core/runtime/limit_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -70,15 +71,18 @@ class BlockedPool {
   ComputePool pool_;  // destroyed first: joins after release_ is notified
 };
 
-TEST(ComputePoolTest, QueueOverByteBound_ResourceExhaustedNamingFlag) {
+TEST(ComputePoolTest, QueueOverByteBound_ResourceExhaustedNamingLimit) {
   BlockedPool blocked(1000);
   ComputePool& pool = blocked.pool();
   // The first task is accepted into an empty queue whatever its size.
   EXPECT_TRUE(pool.TryPost("a", 5000, [] {}).ok());
   absl::Status refused = pool.TryPost("b", 1, [] {});
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  // In core's own terms, with the limit as payload: the server adds its
+  // flag's name (server/limit_flags.h, tested in server_options_test).
   EXPECT_THAT(std::string(refused.message()),
-              ::testing::HasSubstr("--max_queued_compute_bytes=1000"));
+              ::testing::HasSubstr("over the limit 1000"));
+  EXPECT_EQ(LimitOf(refused), Limit::kQueuedComputeBytes);
   ComputePool::Stats stats = pool.GetStats();
   EXPECT_EQ(stats.queued_tasks, 1u);
   EXPECT_EQ(stats.queued_bytes, 5000u);
