@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/common/npy_reader.h"
 #include "tests/common/subprocess.h"
+#include "tests/common/table_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -63,20 +64,10 @@ TEST_F(CliTest, GridTable_FileHoldsTheServersGridTable) {
   absl::StatusOr<NpyArray> npy = ReadNpy(path);
   ASSERT_TRUE(npy.ok()) << npy.status();
   EXPECT_EQ(npy->shape, (std::vector<uint64_t>{25, 16}));
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis h, w;
-  h.size = 4;
-  h.channels = 8;
-  w.size = 6;
-  w.channels = 8;
-  grid->axes = {h, w};
-  grid->channel_order = {1, 0};
-  grid->extra_zero_rows = 1;
-  TableSpec spec;
-  spec.d = 16;
-  spec.max_len = 25;
-  spec.layout = Layout::kConcatSinCos;
-  spec.grid = grid;
+  const TableSpec spec =
+      GridTableSpec({GridAxis(4, 8), GridAxis(6, 8)}, {1, 0},
+                    Layout::kConcatSinCos, GridSinCos::kPerAxis,
+                    /*extra_zero_rows=*/1);  // d 16, max_len 25
   absl::StatusOr<Tensor> table = client_->GetTable(spec);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(npy->data, table->data);

@@ -21,6 +21,7 @@
 #include "core/spec/rope.h"
 #include "core/spec/table_spec.h"
 #include "tests/common/sha256_hex.h"
+#include "tests/common/table_specs.h"
 
 namespace {
 
@@ -28,52 +29,27 @@ using posenc::DType;
 using posenc::EncodingSpec;
 using posenc::Frequency;
 using posenc::FrequencyScheme;
-using posenc::GridSpec;
-using posenc::GridSpecAxis;
+using posenc::GridSinCos;
 using posenc::Layout;
 using posenc::RopeScaling;
 using posenc::RopeType;
 using posenc::TableSpec;
 using posenc::Tensor;
-
-TableSpec Spec(uint32_t d, uint32_t max_len, double base = 10000,
-               DType dtype = DType::kFloat32,
-               Layout layout = Layout::kInterleaved,
-               Frequency frequency = Frequency::kPaper) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  spec.base = base;
-  spec.dtype = dtype;
-  spec.layout = layout;
-  spec.frequency = frequency;
-  return spec;
-}
-
-// `spec` with RoPE scaling `rope`.
-TableSpec WithRope(TableSpec spec, const RopeScaling& rope) {
-  spec.rope = std::make_shared<const RopeScaling>(rope);
-  return spec;
-}
+using posenc::testing::GridAxis;
+using posenc::testing::GridTableSpec;
+using posenc::testing::PlainSpec;
+using posenc::testing::WithRope;
 
 // The RoPE specs of SCRIPT.md (max_len as in the calls).
 // SCRIPT.md's grid_crop_f16: max_len unset (the grid's 16 rows).
 TableSpec GridCropF16() {
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis h, w;
-  h.size = 3;
-  h.channels = 16;
-  h.first_index = 10;
-  h.numerator = 1;
-  h.denominator = 3;
-  w = h;
-  w.size = 5;
-  w.first_index = 9;
-  grid->axes = {h, w};
-  grid->channel_order = {1, 0};
-  grid->extra_zero_rows = 1;
-  TableSpec spec = Spec(32, 0, 10000, DType::kFloat16, Layout::kConcatSinCos);
-  spec.grid = std::move(grid);
+  TableSpec spec =
+      GridTableSpec({GridAxis(3, 16, 1, 3, /*first_index=*/10),
+                     GridAxis(5, 16, 1, 3, /*first_index=*/9)},
+                    {1, 0}, Layout::kConcatSinCos, GridSinCos::kPerAxis,
+                    /*extra_zero_rows=*/1);
+  spec.max_len = 0;
+  spec.dtype = DType::kFloat16;
   return spec;
 }
 
@@ -84,8 +60,8 @@ TableSpec RopeLlama3Bf16() {  // Llama 3.1
   r.original_max_position_embeddings = 8192;
   r.low_freq_factor = 1;
   r.high_freq_factor = 4;
-  return WithRope(Spec(128, 32, 500000, DType::kBFloat16, Layout::kRotateHalf),
-                  r);
+  return WithRope(
+      PlainSpec(128, 32, 500000, DType::kBFloat16, Layout::kRotateHalf), r);
 }
 
 TableSpec RopeYarnPairsF32() {  // gpt-oss-like
@@ -97,7 +73,7 @@ TableSpec RopeYarnPairsF32() {  // gpt-oss-like
   r.beta_slow = 1;
   r.truncate = false;
   return WithRope(
-      Spec(64, 16, 150000, DType::kFloat32, Layout::kInterleavedPairs), r);
+      PlainSpec(64, 16, 150000, DType::kFloat32, Layout::kInterleavedPairs), r);
 }
 
 RopeScaling LongRope() {  // Phi-3-like, long list (seq_len > M)
@@ -112,15 +88,16 @@ RopeScaling LongRope() {  // Phi-3-like, long list (seq_len > M)
 }
 
 TableSpec RopeLongropeF64() {
-  return WithRope(Spec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
-                  LongRope());
+  return WithRope(
+      PlainSpec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
+      LongRope());
 }
 
 TableSpec RopeBadList() {  // 7 short factors for d/2 = 8
   RopeScaling r = LongRope();
   r.short_factor.pop_back();
-  return WithRope(Spec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
-                  r);
+  return WithRope(
+      PlainSpec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin), r);
 }
 
 TableSpec RopeDynamicF16() {
@@ -129,7 +106,8 @@ TableSpec RopeDynamicF16() {
   r.factor = 2;
   r.original_max_position_embeddings = 16;
   r.seq_len = 40;
-  return WithRope(Spec(32, 40, 10000, DType::kFloat16, Layout::kRotateHalf), r);
+  return WithRope(
+      PlainSpec(32, 40, 10000, DType::kFloat16, Layout::kRotateHalf), r);
 }
 
 // d=64, partial_rotary_factor 0.5, DeepSeek-style YaRN. The core spec has
@@ -234,38 +212,42 @@ int main(int argc, char** argv) {
   options.timeout = absl::Seconds(20);
   posenc::PosencClient client(options);
 
-  PrintTensor("GetTable", "d4_f32", client.GetTable(Spec(4, 16)));
+  PrintTensor("GetTable", "d4_f32", client.GetTable(PlainSpec(4, 16)));
   PrintTensor("GetTable", "d512_f64_concat",
-              client.GetTable(Spec(512, 40, 500.5, DType::kFloat64,
-                                   Layout::kConcatSinCos)));
-  PrintTensor("GetTable", "d1024_f16_t2t",
-              client.GetTable(Spec(1024, 24, 1e6, DType::kFloat16,
-                                   Layout::kInterleaved, Frequency::kT2T)));
+              client.GetTable(PlainSpec(512, 40, 500.5, DType::kFloat64,
+                                        Layout::kConcatSinCos)));
+  PrintTensor(
+      "GetTable", "d1024_f16_t2t",
+      client.GetTable(PlainSpec(1024, 24, 1e6, DType::kFloat16,
+                                Layout::kInterleaved, Frequency::kT2T)));
   PrintTensor("GetTable", "d64_bf16_cossin",
-              client.GetTable(Spec(64, 100, 10000, DType::kBFloat16,
-                                   Layout::kConcatCosSin)));
+              client.GetTable(PlainSpec(64, 100, 10000, DType::kBFloat16,
+                                        Layout::kConcatCosSin)));
 
   Collected rows;
   absl::Status status =
-      client.StreamRows(Spec(512, 64), 5, 37, rows.Callback());
+      client.StreamRows(PlainSpec(512, 64), 5, 37, rows.Callback());
   PrintPayload("StreamRows", "d512_f32_5_37", status, rows.dtype, rows.rows,
                512, rows.bytes);
   Collected batches;
-  status = client.StreamBatches(Spec(256, 128, 10000, DType::kBFloat16,
+  status =
+      client.StreamBatches(PlainSpec(256, 128, 10000, DType::kBFloat16,
                                      Layout::kInterleaved, Frequency::kT2T),
-                                3, 100, 7, batches.Callback());
+                           3, 100, 7, batches.Callback());
   PrintPayload("StreamBatches", "d256_bf16_t2t_3_100_by7", status,
                batches.dtype, batches.rows, 256, batches.bytes);
   const std::vector<uint32_t> positions = {9, 0, 9, 63, 1, 2, 2, 40};
   PrintTensor("GetRows", "d128_f16_concat",
-              client.GetRows(
-                  Spec(128, 64, 1234.5, DType::kFloat16, Layout::kConcatSinCos),
-                  positions));
+              client.GetRows(PlainSpec(128, 64, 1234.5, DType::kFloat16,
+                                       Layout::kConcatSinCos),
+                             positions));
 
-  PrintTensor("GetTable", "odd_d", client.GetTable(Spec(5, 8)));
+  PrintTensor("GetTable", "odd_d", client.GetTable(PlainSpec(5, 8)));
   const std::vector<uint32_t> past_end = {3, 16};
-  PrintTensor("GetRows", "past_max_len", client.GetRows(Spec(4, 16), past_end));
-  PrintTensor("GetTable", "over_max_message", client.GetTable(Spec(1024, 512)));
+  PrintTensor("GetRows", "past_max_len",
+              client.GetRows(PlainSpec(4, 16), past_end));
+  PrintTensor("GetTable", "over_max_message",
+              client.GetTable(PlainSpec(1024, 512)));
 
   absl::StatusOr<posenc::v1::GetStatsResponse> stats = client.GetStats();
   if (stats.ok()) {
@@ -335,37 +317,40 @@ int main(int argc, char** argv) {
   PrintTensor("GetTable", "grid_crop_f16", client.GetTable(crop));
 
   // The routing keys of the specs above and of tricky bases.
-  PrintKey("d4_f32", Spec(4, 1, 10000, DType::kFloat32, Layout::kInterleaved,
-                          Frequency::kPaper));
-  PrintKey("d512_f64_concat", Spec(512, 1, 500.5, DType::kFloat64,
-                                   Layout::kConcatSinCos, Frequency::kPaper));
-  PrintKey("d1024_f16_t2t", Spec(1024, 1, 1e6, DType::kFloat16,
-                                 Layout::kInterleaved, Frequency::kT2T));
-  PrintKey("d64_bf16_cossin", Spec(64, 1, 10000, DType::kBFloat16,
-                                   Layout::kConcatCosSin, Frequency::kPaper));
-  PrintKey("d256_bf16_t2t", Spec(256, 1, 10000, DType::kBFloat16,
-                                 Layout::kInterleaved, Frequency::kT2T));
-  PrintKey("d128_f16_concat", Spec(128, 1, 1234.5, DType::kFloat16,
-                                   Layout::kConcatSinCos, Frequency::kPaper));
-  PrintKey("base_1e21", Spec(8, 1, 1e21, DType::kFloat32, Layout::kInterleaved,
-                             Frequency::kPaper));
-  PrintKey("base_5e-324", Spec(8, 1, 5e-324, DType::kFloat32,
+  PrintKey("d4_f32", PlainSpec(4, 1, 10000, DType::kFloat32,
                                Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_0.1", Spec(8, 1, 0.1, DType::kFloat32, Layout::kInterleaved,
-                            Frequency::kPaper));
+  PrintKey("d512_f64_concat",
+           PlainSpec(512, 1, 500.5, DType::kFloat64, Layout::kConcatSinCos,
+                     Frequency::kPaper));
+  PrintKey("d1024_f16_t2t", PlainSpec(1024, 1, 1e6, DType::kFloat16,
+                                      Layout::kInterleaved, Frequency::kT2T));
+  PrintKey("d64_bf16_cossin",
+           PlainSpec(64, 1, 10000, DType::kBFloat16, Layout::kConcatCosSin,
+                     Frequency::kPaper));
+  PrintKey("d256_bf16_t2t", PlainSpec(256, 1, 10000, DType::kBFloat16,
+                                      Layout::kInterleaved, Frequency::kT2T));
+  PrintKey("d128_f16_concat",
+           PlainSpec(128, 1, 1234.5, DType::kFloat16, Layout::kConcatSinCos,
+                     Frequency::kPaper));
+  PrintKey("base_1e21", PlainSpec(8, 1, 1e21, DType::kFloat32,
+                                  Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_5e-324", PlainSpec(8, 1, 5e-324, DType::kFloat32,
+                                    Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_0.1", PlainSpec(8, 1, 0.1, DType::kFloat32,
+                                 Layout::kInterleaved, Frequency::kPaper));
   PrintKey("base_123456789012345680000",
-           Spec(8, 1, 123456789012345680000.0, DType::kFloat32,
-                Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_1e-7", Spec(8, 1, 1e-7, DType::kFloat32, Layout::kInterleaved,
-                             Frequency::kPaper));
+           PlainSpec(8, 1, 123456789012345680000.0, DType::kFloat32,
+                     Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_1e-7", PlainSpec(8, 1, 1e-7, DType::kFloat32,
+                                  Layout::kInterleaved, Frequency::kPaper));
   PrintKey("base_1.7976931348623157e308",
-           Spec(8, 1, 1.7976931348623157e308, DType::kFloat32,
-                Layout::kInterleaved, Frequency::kPaper));
+           PlainSpec(8, 1, 1.7976931348623157e308, DType::kFloat32,
+                     Layout::kInterleaved, Frequency::kPaper));
   PrintKey("base_0.30000000000000004",
-           Spec(8, 1, 0.30000000000000004, DType::kFloat32,
-                Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_1e16", Spec(8, 1, 1e16, DType::kFloat32, Layout::kInterleaved,
-                             Frequency::kPaper));
+           PlainSpec(8, 1, 0.30000000000000004, DType::kFloat32,
+                     Layout::kInterleaved, Frequency::kPaper));
+  PrintKey("base_1e16", PlainSpec(8, 1, 1e16, DType::kFloat32,
+                                  Layout::kInterleaved, Frequency::kPaper));
   PrintKey("rope_llama3_bf16", RopeLlama3Bf16());
   PrintKey("rope_yarn_pairs_f32", RopeYarnPairsF32());
   PrintKey("rope_longrope_f64", RopeLongropeF64());
@@ -376,7 +361,7 @@ int main(int argc, char** argv) {
   PrintKey("grid_crop_f16", crop);
 
   const std::vector<uint32_t> two = {2};
-  absl::StatusOr<Tensor> example = client.GetRows(Spec(4, 16), two);
+  absl::StatusOr<Tensor> example = client.GetRows(PlainSpec(4, 16), two);
   if (!example.ok()) {
     std::printf("Example d4_pos2 %s\n",
                 absl::StatusCodeToString(example.status().code()).c_str());

@@ -19,6 +19,7 @@
 #include "core/numerics/sincos_fast.h"
 #include "core/plan/encoding.h"
 #include "core/spec/exact_frequency.h"
+#include "tests/common/table_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
 
@@ -37,14 +38,7 @@ constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 
 TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
                    Frequency frequency) {
-  TableSpec s;
-  s.d = d;
-  s.base = base;
-  s.dtype = dtype;
-  s.layout = layout;
-  s.frequency = frequency;
-  s.max_len = 1;
-  return s;
+  return testing::PlainSpec(d, /*max_len=*/1, base, dtype, layout, frequency);
 }
 
 // Where column i's sin and cos land, in elements, in a row of `layout`

@@ -19,6 +19,7 @@
 #include "core/spec/exact_frequency.h"
 #include "core/spec/rope.h"
 #include "hwy/targets.h"
+#include "tests/common/table_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
 
@@ -36,14 +37,7 @@ constexpr Frequency kFrequencies[] = {Frequency::kPaper, Frequency::kT2T};
 
 TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
                    Frequency frequency, uint32_t max_len = 1) {
-  TableSpec s;
-  s.d = d;
-  s.base = base;
-  s.dtype = dtype;
-  s.layout = layout;
-  s.frequency = frequency;
-  s.max_len = max_len;
-  return s;
+  return testing::PlainSpec(d, max_len, base, dtype, layout, frequency);
 }
 
 std::vector<uint32_t> AllPairs(uint32_t d) {
