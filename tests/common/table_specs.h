@@ -15,20 +15,15 @@
 
 namespace posenc::testing {
 
-// A plain table (no RoPE scaling, no grid).
+// A plain table (no RoPE scaling, no grid). TableSpec{} lists the fields
+// in their order: d, base, max_len, dtype, layout, frequency, rope, grid.
 inline TableSpec PlainSpec(uint32_t d, uint32_t max_len,
                            double base = kDefaultBase,
                            DType dtype = DType::kFloat32,
                            Layout layout = Layout::kInterleaved,
                            Frequency frequency = Frequency::kPaper) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  spec.base = base;
-  spec.dtype = dtype;
-  spec.layout = layout;
-  spec.frequency = frequency;
-  return spec;
+  return TableSpec{d,      base,      max_len,          dtype,
+                   layout, frequency, /*rope=*/nullptr, /*grid=*/nullptr};
 }
 
 // `spec` with RoPE scaling `rope`.
@@ -41,13 +36,7 @@ inline TableSpec WithRope(TableSpec spec, const RopeScaling& rope) {
 inline GridSpecAxis GridAxis(uint32_t size, uint32_t channels,
                              uint32_t numerator = 1, uint32_t denominator = 1,
                              uint32_t first_index = 0) {
-  GridSpecAxis a;
-  a.size = size;
-  a.channels = channels;
-  a.numerator = numerator;
-  a.denominator = denominator;
-  a.first_index = first_index;
-  return a;
+  return GridSpecAxis{size, channels, first_index, numerator, denominator};
 }
 
 // A grid table: d is the axes' channels, max_len the grid's rows.
@@ -57,16 +46,11 @@ inline TableSpec GridTableSpec(std::vector<GridSpecAxis> axes,
                                GridSinCos sin_cos = GridSinCos::kPerAxis,
                                uint32_t extra_zero_rows = 0,
                                double base = kDefaultBase) {
-  auto grid = std::make_shared<GridSpec>();
-  grid->axes = std::move(axes);
-  grid->channel_order = std::move(order);
-  grid->sin_cos = sin_cos;
-  grid->extra_zero_rows = extra_zero_rows;
-  TableSpec spec;
-  spec.d = static_cast<uint32_t>(grid->channels());
-  spec.max_len = static_cast<uint32_t>(grid->rows());
-  spec.layout = layout;
-  spec.base = base;
+  auto grid = std::make_shared<const GridSpec>(
+      GridSpec{std::move(axes), std::move(order), sin_cos, extra_zero_rows});
+  TableSpec spec = PlainSpec(static_cast<uint32_t>(grid->channels()),
+                             static_cast<uint32_t>(grid->rows()), base,
+                             DType::kFloat32, layout);
   spec.grid = std::move(grid);
   return spec;
 }

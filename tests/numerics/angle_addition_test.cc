@@ -19,7 +19,6 @@
 #include "core/numerics/sincos_fast.h"
 #include "core/plan/encoding.h"
 #include "core/spec/exact_frequency.h"
-#include "tests/common/table_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
 
@@ -28,6 +27,7 @@ namespace {
 
 using testing::CheckRowPairs;
 using testing::CheckStats;
+using testing::MakeSpec;
 using testing::ReferenceFamily;
 using testing::ReportChecked;
 using testing::ReportComparedNotMpfr;
@@ -35,11 +35,6 @@ using testing::ReportComparedNotMpfr;
 constexpr uint32_t kMaxPos = 1u << 24;
 using ::posenc::testing::kDTypes;
 constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
-
-TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
-                   Frequency frequency) {
-  return testing::PlainSpec(d, /*max_len=*/1, base, dtype, layout, frequency);
-}
 
 // Where column i's sin and cos land, in elements, in a row of `layout`
 // with `half` columns: {sin slot, cos slot}.

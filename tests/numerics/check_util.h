@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/table_specs.h"
 #include "tests/numerics/mpfr_reference.h"
 
 namespace posenc::testing {
@@ -35,6 +36,12 @@ inline constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,
                                     DType::kFloat16, DType::kBFloat16};
 inline constexpr Layout kPlainLayouts[] = {
     Layout::kInterleaved, Layout::kConcatSinCos, Layout::kConcatCosSin};
+
+// A plain table spec in the argument order of the numerics tests.
+inline TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
+                          Frequency frequency, uint32_t max_len = 1) {
+  return PlainSpec(d, max_len, base, dtype, layout, frequency);
+}
 
 struct CheckStats {
   uint64_t values = 0;

@@ -19,7 +19,6 @@
 #include "core/spec/exact_frequency.h"
 #include "core/spec/rope.h"
 #include "hwy/targets.h"
-#include "tests/common/table_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
 
@@ -28,17 +27,13 @@ namespace {
 
 using testing::CheckRowPairs;
 using testing::CheckStats;
+using testing::MakeSpec;
 using testing::ReferenceFamily;
 using testing::ReportChecked;
 
 using ::posenc::testing::kDTypes;
 constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 constexpr Frequency kFrequencies[] = {Frequency::kPaper, Frequency::kT2T};
-
-TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
-                   Frequency frequency, uint32_t max_len = 1) {
-  return testing::PlainSpec(d, max_len, base, dtype, layout, frequency);
-}
 
 std::vector<uint32_t> AllPairs(uint32_t d) {
   std::vector<uint32_t> v(d / 2);
