@@ -20,6 +20,7 @@
 #include "core/spec/encoding_spec.h"
 #include "core/spec/rope.h"
 #include "core/spec/table_spec.h"
+#include "tests/common/rope_scalings.h"
 #include "tests/common/sha256_hex.h"
 #include "tests/common/table_specs.h"
 
@@ -32,13 +33,16 @@ using posenc::FrequencyScheme;
 using posenc::GridSinCos;
 using posenc::Layout;
 using posenc::RopeScaling;
-using posenc::RopeType;
 using posenc::TableSpec;
 using posenc::Tensor;
+using posenc::testing::DynamicScaling;
 using posenc::testing::GridAxis;
 using posenc::testing::GridTableSpec;
+using posenc::testing::Llama3Scaling;
+using posenc::testing::LongRopeScaling;
 using posenc::testing::PlainSpec;
 using posenc::testing::WithRope;
+using posenc::testing::YarnScaling;
 
 // The RoPE specs of SCRIPT.md (max_len as in the calls).
 // SCRIPT.md's grid_crop_f16: max_len unset (the grid's 16 rows).
@@ -54,34 +58,20 @@ TableSpec GridCropF16() {
 }
 
 TableSpec RopeLlama3Bf16() {  // Llama 3.1
-  RopeScaling r;
-  r.type = RopeType::kLlama3;
-  r.factor = 8;
-  r.original_max_position_embeddings = 8192;
-  r.low_freq_factor = 1;
-  r.high_freq_factor = 4;
   return WithRope(
-      PlainSpec(128, 32, 500000, DType::kBFloat16, Layout::kRotateHalf), r);
+      PlainSpec(128, 32, 500000, DType::kBFloat16, Layout::kRotateHalf),
+      Llama3Scaling(8, 1, 4, 8192));
 }
 
 TableSpec RopeYarnPairsF32() {  // gpt-oss-like
-  RopeScaling r;
-  r.type = RopeType::kYarn;
-  r.factor = 32;
-  r.original_max_position_embeddings = 4096;
-  r.beta_fast = 32;
-  r.beta_slow = 1;
+  RopeScaling r = YarnScaling(32, 4096, 32, 1);
   r.truncate = false;
   return WithRope(
       PlainSpec(64, 16, 150000, DType::kFloat32, Layout::kInterleavedPairs), r);
 }
 
 RopeScaling LongRope() {  // Phi-3-like, long list (seq_len > M)
-  RopeScaling r;
-  r.type = RopeType::kLongRope;
-  r.factor = 32;
-  r.original_max_position_embeddings = 4096;
-  r.seq_len = 8192;
+  RopeScaling r = LongRopeScaling(32, 4096, 8192);
   r.short_factor = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5};
   r.long_factor = {1, 1.5, 2.5, 4, 7, 12, 20, 32.5};
   return r;
@@ -101,13 +91,9 @@ TableSpec RopeBadList() {  // 7 short factors for d/2 = 8
 }
 
 TableSpec RopeDynamicF16() {
-  RopeScaling r;
-  r.type = RopeType::kDynamic;
-  r.factor = 2;
-  r.original_max_position_embeddings = 16;
-  r.seq_len = 40;
   return WithRope(
-      PlainSpec(32, 40, 10000, DType::kFloat16, Layout::kRotateHalf), r);
+      PlainSpec(32, 40, 10000, DType::kFloat16, Layout::kRotateHalf),
+      DynamicScaling(2, 16, 40));
 }
 
 // d=64, partial_rotary_factor 0.5, DeepSeek-style YaRN. The core spec has
@@ -317,40 +303,47 @@ int main(int argc, char** argv) {
   PrintTensor("GetTable", "grid_crop_f16", client.GetTable(crop));
 
   // The routing keys of the specs above and of tricky bases.
-  PrintKey("d4_f32", PlainSpec(4, 1, 10000, DType::kFloat32,
-                               Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("d512_f64_concat",
-           PlainSpec(512, 1, 500.5, DType::kFloat64, Layout::kConcatSinCos,
-                     Frequency::kPaper));
-  PrintKey("d1024_f16_t2t", PlainSpec(1024, 1, 1e6, DType::kFloat16,
-                                      Layout::kInterleaved, Frequency::kT2T));
-  PrintKey("d64_bf16_cossin",
-           PlainSpec(64, 1, 10000, DType::kBFloat16, Layout::kConcatCosSin,
-                     Frequency::kPaper));
-  PrintKey("d256_bf16_t2t", PlainSpec(256, 1, 10000, DType::kBFloat16,
-                                      Layout::kInterleaved, Frequency::kT2T));
-  PrintKey("d128_f16_concat",
-           PlainSpec(128, 1, 1234.5, DType::kFloat16, Layout::kConcatSinCos,
-                     Frequency::kPaper));
-  PrintKey("base_1e21", PlainSpec(8, 1, 1e21, DType::kFloat32,
-                                  Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_5e-324", PlainSpec(8, 1, 5e-324, DType::kFloat32,
-                                    Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_0.1", PlainSpec(8, 1, 0.1, DType::kFloat32,
-                                 Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_123456789012345680000",
-           PlainSpec(8, 1, 123456789012345680000.0, DType::kFloat32,
-                     Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_1e-7", PlainSpec(8, 1, 1e-7, DType::kFloat32,
-                                  Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_1.7976931348623157e308",
-           PlainSpec(8, 1, 1.7976931348623157e308, DType::kFloat32,
-                     Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_0.30000000000000004",
-           PlainSpec(8, 1, 0.30000000000000004, DType::kFloat32,
-                     Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_1e16", PlainSpec(8, 1, 1e16, DType::kFloat32,
-                                  Layout::kInterleaved, Frequency::kPaper));
+  struct KeyCase {
+    const char* name;
+    uint32_t d;
+    double base;
+    DType dtype;
+    Layout layout;
+    Frequency frequency;
+  };
+  const KeyCase plain_keys[] = {
+      {"d4_f32", 4, 10000, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"d512_f64_concat", 512, 500.5, DType::kFloat64, Layout::kConcatSinCos,
+       Frequency::kPaper},
+      {"d1024_f16_t2t", 1024, 1e6, DType::kFloat16, Layout::kInterleaved,
+       Frequency::kT2T},
+      {"d64_bf16_cossin", 64, 10000, DType::kBFloat16, Layout::kConcatCosSin,
+       Frequency::kPaper},
+      {"d256_bf16_t2t", 256, 10000, DType::kBFloat16, Layout::kInterleaved,
+       Frequency::kT2T},
+      {"d128_f16_concat", 128, 1234.5, DType::kFloat16, Layout::kConcatSinCos,
+       Frequency::kPaper},
+      {"base_1e21", 8, 1e21, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_5e-324", 8, 5e-324, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_0.1", 8, 0.1, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_123456789012345680000", 8, 123456789012345680000.0,
+       DType::kFloat32, Layout::kInterleaved, Frequency::kPaper},
+      {"base_1e-7", 8, 1e-7, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_1.7976931348623157e308", 8, 1.7976931348623157e308,
+       DType::kFloat32, Layout::kInterleaved, Frequency::kPaper},
+      {"base_0.30000000000000004", 8, 0.30000000000000004, DType::kFloat32,
+       Layout::kInterleaved, Frequency::kPaper},
+      {"base_1e16", 8, 1e16, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+  };
+  for (const KeyCase& k : plain_keys) {
+    PrintKey(k.name, PlainSpec(k.d, 1, k.base, k.dtype, k.layout, k.frequency));
+  }
   PrintKey("rope_llama3_bf16", RopeLlama3Bf16());
   PrintKey("rope_yarn_pairs_f32", RopeYarnPairsF32());
   PrintKey("rope_longrope_f64", RopeLongropeF64());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/plan/encoding.h"
+#include "tests/common/rope_scalings.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/rope_reference.h"
 
@@ -354,18 +355,8 @@ std::vector<float> HfYarn(double base, uint32_t dim, const RopeScaling& r) {
 TEST(FrameworkRopeFloat32Error, Llama31AndYarnTo128k_ReportsErrorVsExact) {
   constexpr uint32_t kHeadDim = 128;
   constexpr uint32_t kMaxPos = 131072;
-  RopeScaling llama;
-  llama.type = RopeType::kLlama3;
-  llama.factor = 8;
-  llama.low_freq_factor = 1;
-  llama.high_freq_factor = 4;
-  llama.original_max_position_embeddings = 8192;
-  RopeScaling yarn;
-  yarn.type = RopeType::kYarn;
-  yarn.factor = 4;
-  yarn.original_max_position_embeddings = 32768;
-  yarn.beta_fast = 32;
-  yarn.beta_slow = 1;
+  const RopeScaling llama = testing::Llama3Scaling(8, 1, 4, 8192);
+  const RopeScaling yarn = testing::YarnScaling(4, 32768, 32, 1);
   const HfRopeFloat32 kRecipes[] = {
       {"llama3.1 base=5e5 factor=8", 500000,
        std::make_shared<const RopeScaling>(llama), 9.29e-3, 68.9},
