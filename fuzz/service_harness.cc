@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -106,46 +107,40 @@ struct Request {
   bool borderline = false;
 };
 
-// The proto's DType and Layout values, by their documentation. False or
-// nullopt for a value the proto does not define.
+// The proto's DType and Layout values and what they name, by its
+// documentation (UNSPECIFIED first: float32, interleaved).
+constexpr std::pair<v1::DType, DType> kProtoDTypes[] = {
+    {v1::DTYPE_UNSPECIFIED, DType::kFloat32},
+    {v1::DTYPE_FLOAT32, DType::kFloat32},
+    {v1::DTYPE_FLOAT64, DType::kFloat64},
+    {v1::DTYPE_FLOAT16, DType::kFloat16},
+    {v1::DTYPE_BFLOAT16, DType::kBFloat16}};
+constexpr std::pair<v1::Layout, Layout> kProtoLayouts[] = {
+    {v1::LAYOUT_UNSPECIFIED, Layout::kInterleaved},
+    {v1::LAYOUT_INTERLEAVED, Layout::kInterleaved},
+    {v1::LAYOUT_CONCAT_SIN_COS, Layout::kConcatSinCos},
+    {v1::LAYOUT_CONCAT_COS_SIN, Layout::kConcatCosSin},
+    {v1::LAYOUT_ROTATE_HALF, Layout::kRotateHalf},
+    {v1::LAYOUT_INTERLEAVED_PAIRS, Layout::kInterleavedPairs},
+    {v1::LAYOUT_ROTATION_MATRIX, Layout::kRotationMatrix}};
+
+// False for a value the proto does not define.
 bool ReadDType(v1::DType p, DType* out) {
-  switch (p) {
-    case v1::DTYPE_UNSPECIFIED:
-    case v1::DTYPE_FLOAT32:
-      *out = DType::kFloat32;
+  for (const auto& [proto, dtype] : kProtoDTypes) {
+    if (proto == p) {
+      *out = dtype;
       return true;
-    case v1::DTYPE_FLOAT64:
-      *out = DType::kFloat64;
-      return true;
-    case v1::DTYPE_FLOAT16:
-      *out = DType::kFloat16;
-      return true;
-    case v1::DTYPE_BFLOAT16:
-      *out = DType::kBFloat16;
-      return true;
-    default:
-      return false;
+    }
   }
+  return false;
 }
 
+// nullopt for a value the proto does not define.
 std::optional<Layout> ReadLayout(v1::Layout p) {
-  switch (p) {
-    case v1::LAYOUT_UNSPECIFIED:
-    case v1::LAYOUT_INTERLEAVED:
-      return Layout::kInterleaved;
-    case v1::LAYOUT_CONCAT_SIN_COS:
-      return Layout::kConcatSinCos;
-    case v1::LAYOUT_CONCAT_COS_SIN:
-      return Layout::kConcatCosSin;
-    case v1::LAYOUT_ROTATE_HALF:
-      return Layout::kRotateHalf;
-    case v1::LAYOUT_INTERLEAVED_PAIRS:
-      return Layout::kInterleavedPairs;
-    case v1::LAYOUT_ROTATION_MATRIX:
-      return Layout::kRotationMatrix;
-    default:
-      return std::nullopt;
+  for (const auto& [proto, layout] : kProtoLayouts) {
+    if (proto == p) return layout;
   }
+  return std::nullopt;
 }
 
 // The layouts of one sin and one cos per frequency (not RoPE's doubled
@@ -761,12 +756,10 @@ size_t ElementSize(DType dtype) {
   }
 }
 
-// The proto's value naming `dtype`: ReadDType's table read backwards.
+// The proto's value naming `dtype` (never UNSPECIFIED).
 v1::DType ProtoDType(DType dtype) {
-  for (v1::DType p : {v1::DTYPE_FLOAT32, v1::DTYPE_FLOAT64, v1::DTYPE_FLOAT16,
-                      v1::DTYPE_BFLOAT16}) {
-    DType named;
-    if (ReadDType(p, &named) && named == dtype) return p;
+  for (const auto& [proto, named] : kProtoDTypes) {
+    if (proto != v1::DTYPE_UNSPECIFIED && named == dtype) return proto;
   }
   return v1::DTYPE_UNSPECIFIED;
 }
