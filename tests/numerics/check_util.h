@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/real_encoding_plan.h"
 #include "tests/common/table_specs.h"
 #include "tests/numerics/mpfr_reference.h"
 
@@ -41,6 +42,17 @@ inline constexpr Layout kPlainLayouts[] = {
 inline TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
                           Frequency frequency, uint32_t max_len = 1) {
   return PlainSpec(d, max_len, base, dtype, layout, frequency);
+}
+
+// RealEncodingPlan::Create refuses `spec`: INVALID_ARGUMENT naming `field`.
+inline void ExpectInvalidEncoding(const EncodingSpec& spec,
+                                  const std::string& field) {
+  const absl::StatusOr<RealEncodingPlan> plan =
+      RealEncodingPlan::Create(spec, {});
+  ASSERT_FALSE(plan.ok()) << spec.DebugString();
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find(field), std::string::npos)
+      << plan.status();
 }
 
 struct CheckStats {

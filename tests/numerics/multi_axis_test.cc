@@ -24,6 +24,7 @@ namespace posenc {
 namespace {
 
 using ::posenc::testing::CheckStats;
+using ::posenc::testing::ExpectInvalidEncoding;
 using ::posenc::testing::MultiAxisReferenceRow;
 using ::posenc::testing::RealElementBits;
 
@@ -546,84 +547,78 @@ TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
   ::posenc::testing::ReportChecked(stats);
 }
 
-// Validation: the exact code and the field named.
-void ExpectInvalid(const EncodingSpec& spec, const std::string& field) {
-  const absl::StatusOr<RealEncodingPlan> plan =
-      RealEncodingPlan::Create(spec, {});
-  ASSERT_FALSE(plan.ok()) << spec.DebugString();
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(plan.status().message().find(field), std::string::npos)
-      << plan.status();
-}
-
 TEST(MultiAxisTest, BadSpecs_InvalidArgumentNamingTheField) {
-  EncodingSpec s = Flux();
-  s.axes_dim[1] = 55;
-  ExpectInvalid(s, "spec.axes_dim[1]");
-  s = Flux();
-  s.axes_dim[0] = 0;
-  ExpectInvalid(s, "spec.axes_dim[0]");
-  s = Flux();
-  s.axes_dim = {65536, 2};
-  ExpectInvalid(s, "spec.axes_dim");
-  s = Flux();
-  s.dim = 100;
-  ExpectInvalid(s, "spec.dim");
-  s = Flux();
-  s.coordinates = 2;
-  ExpectInvalid(s, "spec.coordinates");
-  s = Flux();
-  s.mrope_section = {64};
-  ExpectInvalid(s, "spec.axes_dim, spec.mrope_section");
-  s = Flux();
-  s.mrope_interleaved = true;
-  ExpectInvalid(s, "spec.mrope_interleaved");
-  s = Flux();
-  s.shift = 1;
-  ExpectInvalid(s, "spec.shift");
-  s = Flux();
-  s.include_input = true;
-  ExpectInvalid(s, "spec.include_input");
-  s = Flux();
-  s.max_period = 1;
-  ExpectInvalid(s, "spec.max_period");
-  s = Flux();
-  s.scheme = FrequencyScheme::kOctaves;
-  s.num_frequencies = 4;
-  ExpectInvalid(s, "spec.frequency");
-  s = Qwen2Vl();
-  s.mrope_section = {16, 24, 23};
-  ExpectInvalid(s, "spec.mrope_section");
-  s = Qwen2Vl();
-  s.mrope_section = {16, 24, 24, 0};
-  s.coordinates = 4;
-  ExpectInvalid(s, "spec.mrope_section[3]");
-  s = Qwen2Vl();
-  s.dim = 0;
-  ExpectInvalid(s, "spec.dim");
-  s = Qwen2Vl();
-  s.dim = 131072;
-  ExpectInvalid(s, "spec.dim");
-  s = Qwen3Vl();
-  s.mrope_section = {24, 20, 10, 10};
-  s.coordinates = 4;
-  ExpectInvalid(s, "spec.mrope_section");
+  // Each: a good spec, one edit, the field the refusal names.
+  struct BadEdit {
+    EncodingSpec (*good)();
+    void (*edit)(EncodingSpec&);
+    const char* field;
+  };
+  const BadEdit bad[] = {
+      {Flux, [](EncodingSpec& s) { s.axes_dim[1] = 55; }, "spec.axes_dim[1]"},
+      {Flux, [](EncodingSpec& s) { s.axes_dim[0] = 0; }, "spec.axes_dim[0]"},
+      {Flux,
+       [](EncodingSpec& s) {
+         s.axes_dim = {65536, 2};
+       },
+       "spec.axes_dim"},
+      {Flux, [](EncodingSpec& s) { s.dim = 100; }, "spec.dim"},
+      {Flux, [](EncodingSpec& s) { s.coordinates = 2; }, "spec.coordinates"},
+      {Flux, [](EncodingSpec& s) { s.mrope_section = {64}; },
+       "spec.axes_dim, spec.mrope_section"},
+      {Flux, [](EncodingSpec& s) { s.mrope_interleaved = true; },
+       "spec.mrope_interleaved"},
+      {Flux, [](EncodingSpec& s) { s.shift = 1; }, "spec.shift"},
+      {Flux, [](EncodingSpec& s) { s.include_input = true; },
+       "spec.include_input"},
+      {Flux, [](EncodingSpec& s) { s.max_period = 1; }, "spec.max_period"},
+      {Flux,
+       [](EncodingSpec& s) {
+         s.scheme = FrequencyScheme::kOctaves;
+         s.num_frequencies = 4;
+       },
+       "spec.frequency"},
+      {Qwen2Vl,
+       [](EncodingSpec& s) {
+         s.mrope_section = {16, 24, 23};
+       },
+       "spec.mrope_section"},
+      {Qwen2Vl,
+       [](EncodingSpec& s) {
+         s.mrope_section = {16, 24, 24, 0};
+         s.coordinates = 4;
+       },
+       "spec.mrope_section[3]"},
+      {Qwen2Vl, [](EncodingSpec& s) { s.dim = 0; }, "spec.dim"},
+      {Qwen2Vl, [](EncodingSpec& s) { s.dim = 131072; }, "spec.dim"},
+      {Qwen3Vl,
+       [](EncodingSpec& s) {
+         s.mrope_section = {24, 20, 10, 10};
+         s.coordinates = 4;
+       },
+       "spec.mrope_section"},
+  };
+  for (const BadEdit& b : bad) {
+    EncodingSpec s = b.good();
+    b.edit(s);
+    ExpectInvalidEncoding(s, b.field);
+  }
   EncodingSpec plain;
   plain.dim = 64;
   plain.mrope_interleaved = true;
-  ExpectInvalid(plain, "spec.mrope_interleaved");
+  ExpectInvalidEncoding(plain, "spec.mrope_interleaved");
   plain.mrope_interleaved = false;
   for (Layout layout : {Layout::kRotateHalf, Layout::kInterleavedPairs,
                         Layout::kRotationMatrix}) {
     plain.layout = layout;
-    ExpectInvalid(plain, "spec.layout");
+    ExpectInvalidEncoding(plain, "spec.layout");
   }
 }
 
 TEST(MultiAxisTest, HugeFrequencyRange_InvalidArgument) {
   EncodingSpec s = Flux();
   s.max_period = 1e300;  // axis 1's last frequency 1e300^(-54/56) < 2^-800
-  ExpectInvalid(s, "spec.max_period");
+  ExpectInvalidEncoding(s, "spec.max_period");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ namespace posenc {
 namespace {
 
 using ::posenc::testing::CheckStats;
+using ::posenc::testing::ExpectInvalidEncoding;
 using ::posenc::testing::RealColumnOf;
 using ::posenc::testing::RealElementBits;
 using ::posenc::testing::RealReferenceBits;
@@ -319,60 +320,50 @@ TEST(RealEncodingTest, FreshRandomSamples_MatchMpfr) {
   ::posenc::testing::ReportChecked(stats);
 }
 
-// Validation: the exact code and the field named.
-void ExpectInvalid(const EncodingSpec& spec, const std::string& field) {
-  const absl::StatusOr<RealEncodingPlan> plan =
-      RealEncodingPlan::Create(spec, {});
-  ASSERT_FALSE(plan.ok()) << spec.DebugString();
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(plan.status().message().find(field), std::string::npos)
-      << plan.status();
-}
-
 TEST(RealEncodingTest, BadSpecs_InvalidArgumentNamingTheField) {
   EncodingSpec s;
-  ExpectInvalid(s, "spec.dim");  // unset
+  ExpectInvalidEncoding(s, "spec.dim");  // unset
   s.dim = 7;
-  ExpectInvalid(s, "spec.dim");  // odd without the pad
+  ExpectInvalidEncoding(s, "spec.dim");  // odd without the pad
   s.dim = 8;
   s.pad_odd_dim = true;
-  ExpectInvalid(s, "spec.pad_odd_dim");  // pad on an even dim
+  ExpectInvalidEncoding(s, "spec.pad_odd_dim");  // pad on an even dim
   s = {};
   s.dim = 8;
   s.layout = Layout::kRotateHalf;
-  ExpectInvalid(s, "spec.layout");
+  ExpectInvalidEncoding(s, "spec.layout");
   s = {};
   s.dim = 8;
   s.shift = 4;  // half - shift = 0
-  ExpectInvalid(s, "spec.shift");
+  ExpectInvalidEncoding(s, "spec.shift");
   s.shift = 3.9999;  // f_3 = 10000^(-3/0.0001): far below 2^-800
-  ExpectInvalid(s, "spec.shift");
+  ExpectInvalidEncoding(s, "spec.shift");
   s.shift = 0;
   s.max_period = 1;
-  ExpectInvalid(s, "spec.max_period");
+  ExpectInvalidEncoding(s, "spec.max_period");
   s.max_period = 10000;
   s.scale = std::nan("");
-  ExpectInvalid(s, "spec.scale");
+  ExpectInvalidEncoding(s, "spec.scale");
   s.scale = 1;
   s.num_frequencies = 3;
-  ExpectInvalid(s, "spec.num_frequencies");  // an octave field
+  ExpectInvalidEncoding(s, "spec.num_frequencies");  // an octave field
   s = {};
   s.scheme = FrequencyScheme::kOctaves;
-  ExpectInvalid(s, "spec.num_frequencies");  // required
+  ExpectInvalidEncoding(s, "spec.num_frequencies");  // required
   s.num_frequencies = 4;
   s.min_freq_exp = 3;
   s.max_freq_exp = 1;
-  ExpectInvalid(s, "spec.min_freq_exp");
+  ExpectInvalidEncoding(s, "spec.min_freq_exp");
   s.min_freq_exp = 0;
   s.max_freq_exp = 30;  // 2 pi 2^30 > 2^24
-  ExpectInvalid(s, "spec.max_freq_exp");
+  ExpectInvalidEncoding(s, "spec.max_freq_exp");
   s.max_freq_exp = 3;
   s.dim = 5;  // octaves: dim must be unset or the width (8)
-  ExpectInvalid(s, "spec.dim");
+  ExpectInvalidEncoding(s, "spec.dim");
   s.dim = 8;
   EXPECT_TRUE(RealEncodingPlan::Create(s, {}).ok());
   s.coordinates = 40000;  // 40000 * 4 * 2 channels > 65536
-  ExpectInvalid(s, "spec.num_frequencies");
+  ExpectInvalidEncoding(s, "spec.num_frequencies");
 }
 
 TEST(RealEncodingTest, BadPositions_NameTheEntry) {
