@@ -24,9 +24,9 @@ import grpc
 import grpc.aio
 import numpy as np
 
-from posenc.client import (MAX_RECEIVE_BYTES, batches_request,
-                            encode_grid_request, encode_request,
-                            gather_request, rows_request)
+from posenc.calls import (batches_request, encode_grid_request,
+                          encode_request, gather_request, open_channel,
+                          rows_request)
 from posenc.errors import PosencError
 from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.shared_memory import SharedMemoryOption
@@ -56,12 +56,7 @@ class Client:
     def __init__(self, target: str, timeout: float = 30.0,
                  credentials: Optional[grpc.ChannelCredentials] = None,
                  shared_memory: bool = False):
-        options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
-        if credentials is None:
-            self._channel = grpc.aio.insecure_channel(target, options=options)
-        else:
-            self._channel = grpc.aio.secure_channel(target, credentials,
-                                                    options=options)
+        self._channel = open_channel(grpc.aio, target, credentials)
         self._stub = posenc_pb2_grpc.PositionalEncodingStub(self._channel)
         self._timeout = timeout
         self._shm = SharedMemoryOption(shared_memory)
