@@ -31,6 +31,15 @@ inline uint64_t FreshSeed() {
          (uint64_t{std::random_device{}()} << 32);
 }
 
+// A generator seeded with FreshSeed(), the seed printed first as
+// "[numerics] <what>: POSENC_SEED=<seed>" so that a failing run replays.
+inline std::mt19937_64 SeededRng(const char* what) {
+  const uint64_t seed = FreshSeed();
+  std::printf("[numerics] %s: POSENC_SEED=%llu\n", what,
+              static_cast<unsigned long long>(seed));
+  return std::mt19937_64(seed);
+}
+
 // Every dtype, and the layouts of a plain table (each value once), that
 // the numerics tests sweep.
 inline constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,

@@ -265,10 +265,7 @@ TableSpec RandomGrid(std::mt19937_64& rng) {
 }
 
 TEST(GridTableTest, FreshRandomGrids_RangesAndRowsMatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] grid tables: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("grid tables");
   CheckStats stats;
   for (int n = 0; n < 120; ++n) {
     const TableSpec spec = RandomGrid(rng);

@@ -232,10 +232,7 @@ EncodingSpec RandomSpec(std::mt19937_64& rng) {
 }
 
 TEST(MultiAxisTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] multi-axis RoPE: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("multi-axis RoPE");
   std::uniform_real_distribution<double> u(0, 1);
   CheckStats stats;
   for (int n = 0; n < 80; ++n) {
@@ -490,10 +487,7 @@ TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
   // any real, either sign), a length (1, around kAngleStep, or random), and
   // which coordinates step (all together as text, one as an image row, or
   // each by its own step of 0, 1 or 2).
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] multi-axis RoPE runs: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("multi-axis RoPE runs");
   std::uniform_real_distribution<double> u(0, 1);
   constexpr uint32_t kStep = RealEncodingPlan::kAngleStep;
   CheckStats stats;

@@ -197,10 +197,7 @@ TEST(PresetExactnessTest, NerfEncoding_EveryDtypeMatchesLibraryFormula) {
 }
 
 TEST(PresetExactnessTest, FreshRandomTimestepCalls_MatchLibraryFormula) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] presets: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("presets");
   std::uniform_real_distribution<double> u(0, 1);
   uint64_t compared = 0;
   for (int n = 0; n < 8; ++n) {

@@ -281,10 +281,7 @@ EncodingSpec RandomSpec(std::mt19937_64& rng) {
 }
 
 TEST(RealEncodingTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] real encodings: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("real encodings");
   CheckStats stats;
   std::uniform_real_distribution<double> u(0, 1);
   for (int n = 0; n < 60; ++n) {

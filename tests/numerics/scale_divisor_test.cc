@@ -138,10 +138,7 @@ TEST(ScaleDivisorTest, OctavesWholeOnlyAfterDividing_ExactZerosAndOnes) {
 }
 
 TEST(ScaleDivisorTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] scale_divisor: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("scale_divisor");
   std::uniform_real_distribution<double> u(0, 1);
   CheckStats stats;
   for (int n = 0; n < 48; ++n) {
