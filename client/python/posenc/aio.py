@@ -40,13 +40,9 @@ from posenc.v1 import posenc_pb2_grpc
 class Client:
     """An asyncio posenc.v1.PositionalEncoding client (grpc.aio).
 
-    Args:
-      target: "host:port" (or any gRPC target) of the server.
-      timeout: default deadline of each call in seconds; a stream counts as
-        one call. Each method also takes timeout= to override it.
-      credentials: grpc.ChannelCredentials; None means plaintext.
-      shared_memory: map cached tables from the server's shared-memory
-        directory where possible, as posenc.Client.
+    Args: target, timeout, credentials and shared_memory, as posenc.Client's
+      (timeout: each call's default deadline in seconds, a stream counting as
+      one call; every method takes timeout= to override it).
 
     Every method raises PosencError (code + message) when the call fails,
     streams included. Create it inside a running event loop; use it as an
