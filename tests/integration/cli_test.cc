@@ -24,15 +24,6 @@ class CliTest : public ServerTest {
  protected:
   using Result = ProgramResult;
 
-  Result RunCli(std::vector<std::string> args, bool with_target = true) {
-    args.insert(args.begin(), POSENC_CLI_PATH);
-    if (with_target) {
-      args.push_back("--target");
-      args.push_back(ClientOptions().target);
-    }
-    return RunProgram(args);
-  }
-
   static std::string Temp(const std::string& name) {
     return TestTempPath(name);
   }

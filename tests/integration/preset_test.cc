@@ -24,13 +24,6 @@ using ::testing::HasSubstr;
 class PresetTest : public ServerTest {
  protected:
   using Result = ProgramResult;
-  // The posenc CLI against this server.
-  Result RunCli(std::vector<std::string> args) {
-    args.insert(args.begin(), POSENC_CLI_PATH);
-    args.push_back("--target");
-    args.push_back(ClientOptions().target);
-    return RunProgram(args);
-  }
 };
 
 std::string ReadModel(const std::string& file) {
