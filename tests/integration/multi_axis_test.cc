@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "posenc/v1/posenc.grpc.pb.h"
+#include "tests/common/table_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -144,12 +145,8 @@ TEST_F(MultiAxisEncodeTest, QwenVisionIds_SectionsTakeTheirCoordinate) {
   spec.dtype = DType::kFloat64;
   absl::StatusOr<Tensor> got = client_->Encode(spec, {3, 10, 20});
   ASSERT_TRUE(got.ok()) << got.status();
-  TableSpec table;
-  table.d = 128;
-  table.base = 1000000;
-  table.max_len = 32;
-  table.dtype = DType::kFloat64;
-  table.layout = Layout::kRotateHalf;
+  const TableSpec table =
+      PlainSpec(128, 32, 1000000, DType::kFloat64, Layout::kRotateHalf);
   absl::StatusOr<Tensor> rows = client_->GetRows(table, {3, 10, 20});
   ASSERT_TRUE(rows.ok()) << rows.status();
   for (size_t col = 0; col < 256; ++col) {
