@@ -9,6 +9,7 @@
 #include "core/plan/real_encoding_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -82,13 +83,7 @@ TEST_F(EncodeTest, WorkedExample_AtTwo) {
 }
 
 TEST_F(EncodeTest, NerfCoordinates_WidthAndInputs) {
-  EncodingSpec spec;  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.layout = Layout::kConcatSinCos;
-  spec.num_frequencies = 10;
-  spec.max_freq_exp = 8;
-  spec.coordinates = 3;
-  spec.include_input = true;
+  const EncodingSpec spec = NerfSpec(3, 10, 0, 8, true);
   const std::vector<double> xs = {0.1, -0.2, 0.3, 0.5, 0.25, 1.0};
   absl::StatusOr<Tensor> got = client_->Encode(spec, xs);
   ASSERT_TRUE(got.ok()) << got.status();

@@ -20,6 +20,7 @@
 #include "core/spec/encoding_spec.h"
 #include "core/spec/rope.h"
 #include "core/spec/table_spec.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/common/rope_scalings.h"
 #include "tests/common/sha256_hex.h"
 #include "tests/common/table_specs.h"
@@ -127,15 +128,8 @@ EncodingSpec Exponential(uint32_t dim, Layout layout, DType dtype) {
 }
 
 EncodingSpec NerfBf16() {  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.layout = Layout::kConcatSinCos;
+  EncodingSpec spec = posenc::testing::NerfSpec(3, 10, 0, 8, true);
   spec.dtype = DType::kBFloat16;
-  spec.num_frequencies = 10;
-  spec.min_freq_exp = 0;
-  spec.max_freq_exp = 8;
-  spec.coordinates = 3;
-  spec.include_input = true;
   return spec;
 }
 

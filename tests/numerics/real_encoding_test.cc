@@ -15,6 +15,7 @@
 
 #include "core/plan/encoding.h"
 #include "core/plan/real_encoding_plan.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 
@@ -23,6 +24,8 @@ namespace {
 
 using ::posenc::testing::CheckStats;
 using ::posenc::testing::ExpectInvalidEncoding;
+using ::posenc::testing::NerfSpec;
+using ::posenc::testing::OctavesSpec;
 using ::posenc::testing::RealColumnOf;
 using ::posenc::testing::RealElementBits;
 using ::posenc::testing::RealReferenceBits;
@@ -150,14 +153,7 @@ std::vector<EncodingSpec> LibrarySpecs() {
   s.layout = Layout::kConcatCosSin;
   s.scale = 1000;
   specs.push_back(s);
-  s = {};
-  s.scheme = FrequencyScheme::kOctaves;  // nerfstudio positions
-  s.layout = Layout::kConcatSinCos;
-  s.num_frequencies = 10;
-  s.min_freq_exp = 0;
-  s.max_freq_exp = 8;
-  s.coordinates = 3;
-  s.include_input = true;
+  s = NerfSpec(3, 10, 0, 8, true);  // nerfstudio positions
   specs.push_back(s);
   s.num_frequencies = 4;  // nerfstudio directions: integer exponents 0..3
   s.max_freq_exp = 3;
@@ -192,11 +188,7 @@ TEST(RealEncodingTest, WholeQuarterTurns_ExactZerosAndOnes) {
   // pi / 2 for these x, so every value is exactly 0 or +-1 (and +0, never
   // a tiny value or -0).
   CheckStats stats;
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.num_frequencies = 10;
-  spec.min_freq_exp = -2;
-  spec.max_freq_exp = 7;
+  EncodingSpec spec = OctavesSpec(10, -2, 7);
   for (DType dtype : kDTypes) {
     for (Layout layout : kLayouts) {
       spec.dtype = dtype;
@@ -213,9 +205,7 @@ TEST(RealEncodingTest, NearlyIntegerOctaveExponent_TinyValuesKeepTheirSign) {
   // quarter turn, so it rounds to -0 (and +0 for e_1 < 0); the reference
   // took anything within 2^-280 of its angle for an exact +0.
   CheckStats stats;
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.num_frequencies = 2;
+  EncodingSpec spec = OctavesSpec(2, 0, 0);
   for (double e : {1.3202428078732969e-192, -1.3202428078732969e-192, 0x1p-60,
                    -0x1p-1074}) {
     spec.min_freq_exp = std::min(0.0, e);
@@ -397,10 +387,7 @@ TEST(RealEncodingTest, BadPositions_NameTheEntry) {
 }
 
 TEST(RealEncodingTest, IncludeInput_Float16OverflowsToInfinity) {
-  EncodingSpec s;
-  s.scheme = FrequencyScheme::kOctaves;
-  s.num_frequencies = 1;
-  s.min_freq_exp = s.max_freq_exp = -20;
+  EncodingSpec s = OctavesSpec(1, -20, -20);
   s.include_input = true;
   s.dtype = DType::kFloat16;
   CheckStats stats;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/plan/real_encoding_plan.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 
@@ -117,11 +118,7 @@ TEST(ScaleDivisorTest, OctavesWholeOnlyAfterDividing_ExactZerosAndOnes) {
   // 2 pi 2^e x / 3 is a multiple of pi / 2 exactly when 3 divides
   // x 2^(e + 2): x = 3, 6, 1.5 (e >= 0) give exact 0 / +-1, x = 1 does not.
   CheckStats stats;
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.num_frequencies = 6;
-  spec.min_freq_exp = -1;
-  spec.max_freq_exp = 4;
+  EncodingSpec spec = ::posenc::testing::OctavesSpec(6, -1, 4);
   spec.scale_divisor = 3;
   for (DType dtype : kDTypes) {
     for (Layout layout : kLayouts) {

@@ -1,0 +1,38 @@
+// Builders of the EncodingSpecs tests ask for: the octave scheme and
+// nerfstudio's NeRFEncoding. Plain field assignment, nothing validated.
+#ifndef POSENC_TESTS_COMMON_ENCODING_SPECS_H_
+#define POSENC_TESTS_COMMON_ENCODING_SPECS_H_
+
+#include <cstdint>
+
+#include "core/spec/encoding_spec.h"
+
+namespace posenc::testing {
+
+// Octaves: num_frequencies frequencies 2 pi 2^e, e from min_freq_exp to
+// max_freq_exp in equal steps.
+inline EncodingSpec OctavesSpec(uint32_t num_frequencies, double min_freq_exp,
+                                double max_freq_exp) {
+  EncodingSpec spec;
+  spec.scheme = FrequencyScheme::kOctaves;
+  spec.num_frequencies = num_frequencies;
+  spec.min_freq_exp = min_freq_exp;
+  spec.max_freq_exp = max_freq_exp;
+  return spec;
+}
+
+// nerfstudio NeRFEncoding(in_dim, num_frequencies, min_freq_exp,
+// max_freq_exp, include_input): octaves, [sin | cos], `in_dim` coordinates.
+inline EncodingSpec NerfSpec(uint32_t in_dim, uint32_t num_frequencies,
+                             double min_freq_exp, double max_freq_exp,
+                             bool include_input) {
+  EncodingSpec spec = OctavesSpec(num_frequencies, min_freq_exp, max_freq_exp);
+  spec.layout = Layout::kConcatSinCos;
+  spec.coordinates = in_dim;
+  spec.include_input = include_input;
+  return spec;
+}
+
+}  // namespace posenc::testing
+
+#endif  // POSENC_TESTS_COMMON_ENCODING_SPECS_H_
