@@ -48,38 +48,29 @@ def string_field(number, text):
     return varint(number << 3 | 2) + varint(len(data)) + data
 
 
+def read_varint(data, i):
+    """The varint at data[i:]: (its value, the index after it)."""
+    value, shift = 0, 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
+
+
 def fields(data):
     """(field number, value) of a message; value is bytes or int."""
     i = 0
     while i < len(data):
-        key, shift = 0, 0
-        while True:
-            b = data[i]
-            i += 1
-            key |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
+        key, i = read_varint(data, i)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            value, shift = 0, 0
-            while True:
-                b = data[i]
-                i += 1
-                value |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
+            value, i = read_varint(data, i)
             yield number, value
         elif wire == 2:
-            length, shift = 0, 0
-            while True:
-                b = data[i]
-                i += 1
-                length |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
+            length, i = read_varint(data, i)
             yield number, data[i:i + length]
             i += length
         else:
