@@ -732,6 +732,23 @@ class Ctx:
         return Conn.open(self, st, **kw)
 
 
+def idle_wait(conns, busy):
+    """The end of a pass over `conns`: waits for I/O if none could send
+    (busy), and sleeps a little while every connection is closed (None)."""
+    if busy:
+        wait_io(conns, True, 0.01)
+    if all(c is None for c in conns):
+        time.sleep(0.01)
+
+
+def close_all(conns):
+    """Sends what each open connection still has queued, then closes it."""
+    for c in conns:
+        if c is not None:
+            c.pump()
+            c.close()
+
+
 def rapid_reset(ctx, st, cold):
     kind = ctx.opts["rr_cold_request"] if cold else "getrows"
     method = {"gettable": "GetTable", "getrows": "GetRows",
@@ -784,15 +801,9 @@ def rapid_reset(ctx, st, cold):
                 ctx.count = streams
                 busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
+        idle_wait(conns, busy)
     st["sent"]["streams (each reset)"] += streams
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+    close_all(conns)
 
 
 def continuation_flood(ctx, st):
@@ -820,14 +831,8 @@ def continuation_flood(ctx, st):
                 st["sent"]["CONTINUATION frames"] += 64
                 busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+        idle_wait(conns, busy)
+    close_all(conns)
 
 
 def wait_settings(ctx, c, seconds=2.0):
@@ -883,15 +888,9 @@ def hpack_bomb(ctx, st):
             sent += 1
             busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
+        idle_wait(conns, busy)
     st["sent"]["streams"] += sent
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+    close_all(conns)
 
 
 def ping_settings_flood(ctx, st):
@@ -1258,15 +1257,9 @@ def invalid_headers_past_limit(ctx, st):
                 ctx.count = ctx.reconnects
                 busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
+        idle_wait(conns, busy)
     st["sent"]["streams with an invalid header past the limit"] += streams
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+    close_all(conns)
 
 
 ATTACK_FUNCS = {
