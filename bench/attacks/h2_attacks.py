@@ -732,6 +732,21 @@ class Ctx:
         return Conn.open(self, st, **kw)
 
 
+def live_conns(ctx, st, conns):
+    """Each connection of `conns` in turn, pumped: one closed or sent
+    GOAWAY is reopened first (ctx.reopen; conns updated), one still closed
+    skipped."""
+    for i, c in enumerate(conns):
+        if c is None or c.closed or c.goaway:
+            c = conns[i] = ctx.reopen(st, c)
+            if c is None:
+                continue
+        c.pump()
+        if c.closed:
+            continue
+        yield c
+
+
 def idle_wait(conns, busy):
     """The end of a pass over `conns`: waits for I/O if none could send
     (busy), and sleeps a little while every connection is closed (None)."""
@@ -773,14 +788,7 @@ def rapid_reset(ctx, st, cold):
     batch = 32
     while ctx.running() and streams < MAX_STREAMS_PER_ATTACK:
         busy = True
-        for i, c in enumerate(conns):
-            if c is None or c.closed or c.goaway:
-                c = conns[i] = ctx.reopen(st, c)
-                if c is None:
-                    continue
-            c.pump()
-            if c.closed:
-                continue
+        for c in live_conns(ctx, st, conns):
             if not c.sending_blocked and c.next_sid < (1 << 31) - 2 * batch:
                 parts = []
                 for _ in range(batch):
@@ -1238,14 +1246,7 @@ def invalid_headers_past_limit(ctx, st):
     streams = 0
     while ctx.running() and streams < MAX_STREAMS_PER_ATTACK:
         busy = True
-        for i, c in enumerate(conns):
-            if c is None or c.closed or c.goaway:
-                c = conns[i] = ctx.reopen(st, c)
-                if c is None:
-                    continue
-            c.pump()
-            if c.closed:
-                continue
+        for c in live_conns(ctx, st, conns):
             if not c.sending_blocked and c.next_sid < (1 << 31) - 8:
                 sid = c.next_sid
                 c.next_sid += 2
