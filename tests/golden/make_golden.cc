@@ -958,6 +958,21 @@ std::vector<uint32_t> Range(uint32_t start, uint32_t end) {
   return positions;
 }
 
+// RoPE scaling `type` with `factor` and M, every other parameter unset.
+Rope MakeRope(RopeType type, double factor, uint32_t m) {
+  Rope rope;
+  rope.type = type;
+  rope.factor = factor;
+  rope.original_max_position_embeddings = m;
+  return rope;
+}
+
+// Every row of `spec`'s table with RoPE scaling `rope`.
+void PrintRopeTable(const char* rpc, const char* name, const Spec& spec,
+                    const Rope& rope) {
+  PrintRows(rpc, name, spec, Range(0, spec.max_len), &rope);
+}
+
 // The routing key's base, written independently of posenc's code: the
 // fewest significant digits that read back as `x` (printf %.*e, tried from 1
 // to 17 digits), laid out as JavaScript's String(x) (ECMAScript
@@ -1109,58 +1124,39 @@ int main() {
   std::printf("GetStats max_message_bytes 1048576\n");
 
   // RoPE (SCRIPT.md, the rope_ lines).
-  Rope llama3;  // Llama 3.1
-  llama3.type = RopeType::kLlama3;
-  llama3.factor = 8;
-  llama3.original_max_position_embeddings = 8192;
+  Rope llama3 = MakeRope(RopeType::kLlama3, 8, 8192);  // Llama 3.1
   llama3.low_freq_factor = 1;
   llama3.high_freq_factor = 4;
-  const Spec llama3_spec = {128,
-                            500000,
-                            32,
-                            DType::kBFloat16,
-                            Layout::kRotateHalf,
-                            Frequency::kPaper};
-  PrintRows("GetTable", "rope_llama3_bf16", llama3_spec,
-            Range(0, llama3_spec.max_len), &llama3);
+  PrintRopeTable("GetTable", "rope_llama3_bf16",
+                 {128, 500000, 32, DType::kBFloat16, Layout::kRotateHalf,
+                  Frequency::kPaper},
+                 llama3);
 
-  Rope yarn;  // gpt-oss-like
-  yarn.type = RopeType::kYarn;
-  yarn.factor = 32;
-  yarn.original_max_position_embeddings = 4096;
+  Rope yarn = MakeRope(RopeType::kYarn, 32, 4096);  // gpt-oss-like
   yarn.beta_fast = 32;
   yarn.beta_slow = 1;
   yarn.truncate = 0;
-  const Spec yarn_spec = {64,
-                          150000,
-                          16,
-                          DType::kFloat32,
-                          Layout::kInterleavedPairs,
-                          Frequency::kPaper};
-  PrintRows("GetTable", "rope_yarn_pairs_f32", yarn_spec,
-            Range(0, yarn_spec.max_len), &yarn);
+  PrintRopeTable("GetTable", "rope_yarn_pairs_f32",
+                 {64, 150000, 16, DType::kFloat32, Layout::kInterleavedPairs,
+                  Frequency::kPaper},
+                 yarn);
 
-  Rope longrope;  // Phi-3-like, long list (seq_len > M)
-  longrope.type = RopeType::kLongRope;
-  longrope.factor = 32;
-  longrope.original_max_position_embeddings = 4096;
+  // Phi-3-like, long list (seq_len > M).
+  Rope longrope = MakeRope(RopeType::kLongRope, 32, 4096);
   longrope.seq_len = 8192;
   longrope.short_factor = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5};
   longrope.long_factor = {1, 1.5, 2.5, 4, 7, 12, 20, 32.5};
-  const Spec longrope_spec = {
-      16, 10000, 16, DType::kFloat64, Layout::kConcatCosSin, Frequency::kPaper};
-  PrintRows("GetTable", "rope_longrope_f64", longrope_spec,
-            Range(0, longrope_spec.max_len), &longrope);
+  PrintRopeTable("GetTable", "rope_longrope_f64",
+                 {16, 10000, 16, DType::kFloat64, Layout::kConcatCosSin,
+                  Frequency::kPaper},
+                 longrope);
 
-  Rope dynamic;
-  dynamic.type = RopeType::kDynamic;
-  dynamic.factor = 2;
-  dynamic.original_max_position_embeddings = 16;
+  Rope dynamic = MakeRope(RopeType::kDynamic, 2, 16);
   dynamic.seq_len = 40;
-  const Spec dynamic_spec = {
-      32, 10000, 40, DType::kFloat16, Layout::kRotateHalf, Frequency::kPaper};
-  PrintRows("StreamBatches", "rope_dynamic_f16_by5", dynamic_spec,
-            Range(0, dynamic_spec.max_len), &dynamic);
+  PrintRopeTable(
+      "StreamBatches", "rope_dynamic_f16_by5",
+      {32, 10000, 40, DType::kFloat16, Layout::kRotateHalf, Frequency::kPaper},
+      dynamic);
 
   Rope bad_list = longrope;  // 7 short factors for d/2 = 8
   bad_list.short_factor.pop_back();
@@ -1224,10 +1220,7 @@ int main() {
 
   // Partial rotary: d=64, prf 0.5 (rotary dimension 32), DeepSeek-style
   // YaRN. Key only.
-  Rope yarn_prf;
-  yarn_prf.type = RopeType::kYarn;
-  yarn_prf.factor = 40;
-  yarn_prf.original_max_position_embeddings = 4096;
+  Rope yarn_prf = MakeRope(RopeType::kYarn, 40, 4096);
   yarn_prf.beta_fast = 32;
   yarn_prf.beta_slow = 1;
   yarn_prf.mscale = 1;
