@@ -958,12 +958,14 @@ std::vector<uint32_t> Range(uint32_t start, uint32_t end) {
   return positions;
 }
 
-// RoPE scaling `type` with `factor` and M, every other parameter unset.
-Rope MakeRope(RopeType type, double factor, uint32_t m) {
+// RoPE scaling `type` with `factor`, M and seq_len, every other parameter
+// unset.
+Rope MakeRope(RopeType type, double factor, uint32_t m, uint32_t seq_len = 0) {
   Rope rope;
   rope.type = type;
   rope.factor = factor;
   rope.original_max_position_embeddings = m;
+  rope.seq_len = seq_len;
   return rope;
 }
 
@@ -1142,8 +1144,7 @@ int main() {
                  yarn);
 
   // Phi-3-like, long list (seq_len > M).
-  Rope longrope = MakeRope(RopeType::kLongRope, 32, 4096);
-  longrope.seq_len = 8192;
+  Rope longrope = MakeRope(RopeType::kLongRope, 32, 4096, 8192);
   longrope.short_factor = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5};
   longrope.long_factor = {1, 1.5, 2.5, 4, 7, 12, 20, 32.5};
   PrintRopeTable("GetTable", "rope_longrope_f64",
@@ -1151,8 +1152,7 @@ int main() {
                   Frequency::kPaper},
                  longrope);
 
-  Rope dynamic = MakeRope(RopeType::kDynamic, 2, 16);
-  dynamic.seq_len = 40;
+  Rope dynamic = MakeRope(RopeType::kDynamic, 2, 16, 40);
   PrintRopeTable(
       "StreamBatches", "rope_dynamic_f16_by5",
       {32, 10000, 40, DType::kFloat16, Layout::kRotateHalf, Frequency::kPaper},
