@@ -438,6 +438,41 @@ void RopeValues(const Rope& rope, const Spec& spec, uint32_t pos,
   }
 }
 
+// A row from the serialised sin and cos of each pair, in pair order, placed
+// by `layout` (the RoPE layouts hold each value twice).
+std::string LaidOut(Layout layout, const std::vector<std::string>& sin_bytes,
+                    const std::vector<std::string>& cos_bytes) {
+  std::string row;
+  switch (layout) {
+    case Layout::kInterleaved:
+      for (size_t i = 0; i < sin_bytes.size(); ++i) {
+        row += sin_bytes[i] + cos_bytes[i];
+      }
+      break;
+    case Layout::kConcatSinCos:
+      for (const auto& b : sin_bytes) row += b;
+      for (const auto& b : cos_bytes) row += b;
+      break;
+    case Layout::kConcatCosSin:
+      for (const auto& b : cos_bytes) row += b;
+      for (const auto& b : sin_bytes) row += b;
+      break;
+    case Layout::kRotateHalf:  // [cos | cos | sin | sin], d/2 each
+      for (int k = 0; k < 2; ++k) {
+        for (const auto& b : cos_bytes) row += b;
+      }
+      for (int k = 0; k < 2; ++k) {
+        for (const auto& b : sin_bytes) row += b;
+      }
+      break;
+    case Layout::kInterleavedPairs:  // cos0 cos0 cos1 cos1 ... sin0 sin0 ...
+      for (const auto& b : cos_bytes) row += b + b;
+      for (const auto& b : sin_bytes) row += b + b;
+      break;
+  }
+  return row;
+}
+
 // Row `pos` of `spec` (with RoPE scaling `rope`, or none), serialised.
 std::string Row(const Spec& spec, uint32_t pos, const Rope* rope = nullptr) {
   const uint32_t half = spec.d / 2;
@@ -465,33 +500,7 @@ std::string Row(const Spec& spec, uint32_t pos, const Rope* rope = nullptr) {
   for (mpfr_ptr v : {base, exponent, freq, angle, s, c}) mpfr_clear(v);
   if (rope != nullptr) RopeValues(*rope, spec, pos, &sin_bytes, &cos_bytes);
 
-  std::string row;
-  switch (spec.layout) {
-    case Layout::kInterleaved:
-      for (uint32_t i = 0; i < half; ++i) row += sin_bytes[i] + cos_bytes[i];
-      break;
-    case Layout::kConcatSinCos:
-      for (const auto& b : sin_bytes) row += b;
-      for (const auto& b : cos_bytes) row += b;
-      break;
-    case Layout::kConcatCosSin:
-      for (const auto& b : cos_bytes) row += b;
-      for (const auto& b : sin_bytes) row += b;
-      break;
-    case Layout::kRotateHalf:  // [cos | cos | sin | sin], d/2 each
-      for (int k = 0; k < 2; ++k) {
-        for (const auto& b : cos_bytes) row += b;
-      }
-      for (int k = 0; k < 2; ++k) {
-        for (const auto& b : sin_bytes) row += b;
-      }
-      break;
-    case Layout::kInterleavedPairs:  // cos0 cos0 cos1 cos1 ... sin0 sin0 ...
-      for (const auto& b : cos_bytes) row += b + b;
-      for (const auto& b : sin_bytes) row += b + b;
-      break;
-  }
-  return row;
+  return LaidOut(spec.layout, sin_bytes, cos_bytes);
 }
 
 // An EncodingSpec (proto EncodingSpec) with the proto's defaults applied.
@@ -683,20 +692,8 @@ std::string EncodingRow(const Encoding& spec, const double* x) {
       cos_bytes[c * half + i] = co[i];
     }
   }
-  std::string row;
-  switch (spec.layout) {
-    case Layout::kConcatSinCos:
-      for (const auto& b : sin_bytes) row += b;
-      for (const auto& b : cos_bytes) row += b;
-      break;
-    case Layout::kConcatCosSin:
-      for (const auto& b : cos_bytes) row += b;
-      for (const auto& b : sin_bytes) row += b;
-      break;
-    default:  // interleaved (the RoPE layouts are refused)
-      for (uint32_t j = 0; j < pairs; ++j) row += sin_bytes[j] + cos_bytes[j];
-      break;
-  }
+  // Interleaved or concatenated (Encode refuses the RoPE layouts).
+  std::string row = LaidOut(spec.layout, sin_bytes, cos_bytes);
   mpfr_t v;
   mpfr_init2(v, 64);
   if (spec.pad_odd_dim) {
