@@ -20,6 +20,16 @@
 namespace posenc {
 namespace {
 
+// Records `values` compared with posenc's output (the frameworks' float32
+// error, not an MPFR check) as values_compared_not_mpfr, and prints it.
+void ReportComparedWithPosenc(const char* suite, uint64_t values) {
+  ::testing::Test::RecordProperty("values_compared_not_mpfr",
+                                  std::to_string(values));
+  std::printf(
+      "[numerics] %s: %llu values compared with posenc's output (not MPFR)\n",
+      suite, static_cast<unsigned long long>(values));
+}
+
 // A framework's formula: value of column `col` of row `pos` for width d,
 // evaluated at 256 bits in the framework's own literal form.
 using FrameworkFormula = void (*)(uint32_t d, uint32_t pos, uint32_t col,
@@ -259,11 +269,7 @@ TEST(FrameworkFloat32Error, D512_ReportsMaxAbsErrorVsExact) {
           << ": docs/numerics.md's share of differing values is out of date";
     }
   }
-  RecordProperty("values_compared_not_mpfr", std::to_string(checked));
-  std::printf(
-      "[numerics] FrameworkFloat32Error: %llu values compared with posenc's "
-      "output (not MPFR)\n",
-      static_cast<unsigned long long>(checked));
+  ReportComparedWithPosenc("FrameworkFloat32Error", checked);
 }
 
 // HF transformers' float32 RoPE recipe (modeling_rope_utils.py and the
@@ -444,11 +450,7 @@ TEST(FrameworkRopeFloat32Error, Llama31AndYarnTo128k_ReportsErrorVsExact) {
         << hf.name
         << ": docs/rope.md's share of differing values is out of date";
   }
-  RecordProperty("values_compared_not_mpfr", std::to_string(compared));
-  std::printf(
-      "[numerics] FrameworkRopeFloat32Error: %llu values compared with "
-      "posenc's output (not MPFR)\n",
-      static_cast<unsigned long long>(compared));
+  ReportComparedWithPosenc("FrameworkRopeFloat32Error", compared);
 }
 
 }  // namespace
