@@ -176,6 +176,11 @@ import h2.settings
 import hpack
 import hyperframe.frame as hf
 
+# tests/common, beside bench/ in the repository.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "common"))
+from protobuf_wire import pb_bytes, read_varint, varint  # noqa: E402
+
 SETTING = h2.settings.SettingCodes
 
 MiB = 1 << 20
@@ -225,24 +230,8 @@ PROBE_D, PROBE_MAX_LEN, PROBE_POSITION = 4, 8, 2
 # ----------------------------------------------------------------------------
 # Protobuf by hand (field numbers from proto/posenc/v1/posenc.proto).
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def pb_varint(field, value):
     return varint(field << 3) + varint(value) if value else b""
-
-
-def pb_bytes(field, data):
-    return varint(field << 3 | 2) + varint(len(data)) + data
 
 
 def pb_double(field, value):
@@ -294,19 +283,6 @@ def pb_fields(buf):
             raise ValueError(f"wire type {wire}")
         out.append((field, wire, value))
     return out
-
-
-def read_varint(buf, pos):
-    value = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise ValueError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
 
 
 # ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "common"))
+from protobuf_wire import pb_bytes, read_varint  # noqa: E402
 from server_process import ServerProcess  # noqa: E402
 
 REFLECTION = ("/grpc.reflection.v1alpha.ServerReflection/"
@@ -31,33 +32,8 @@ EXPECTED = {"posenc.v1.PositionalEncoding", "grpc.health.v1.Health",
 
 
 # --- protobuf wire format, just what ServerReflectionRequest/Response need.
-def varint(n):
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def string_field(number, text):
-    data = text.encode()
-    return varint(number << 3 | 2) + varint(len(data)) + data
-
-
-def read_varint(data, i):
-    """The varint at data[i:]: (its value, the index after it)."""
-    value, shift = 0, 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, i
+    return pb_bytes(number, text.encode())
 
 
 def fields(data):
