@@ -1,5 +1,6 @@
-// Builders of the EncodingSpecs tests ask for: the octave scheme and
-// nerfstudio's NeRFEncoding. Plain field assignment, nothing validated.
+// Builders of the EncodingSpecs tests ask for: timestep embeddings, the
+// octave scheme and nerfstudio's NeRFEncoding. Plain field assignment, nothing
+// validated.
 #ifndef POSENC_TESTS_COMMON_ENCODING_SPECS_H_
 #define POSENC_TESTS_COMMON_ENCODING_SPECS_H_
 
@@ -8,6 +9,23 @@
 #include "core/spec/encoding_spec.h"
 
 namespace posenc::testing {
+
+// The exponential scheme of sinusoidal timestep embeddings: `dim` channels
+// in `layout`, max_period 10000, scale 1, float32.
+inline EncodingSpec TimestepSpec(uint32_t dim, Layout layout) {
+  EncodingSpec spec;
+  spec.dim = dim;
+  spec.layout = layout;
+  return spec;
+}
+
+// FLUX timestep_embedding(t, 256) with time_factor 1000: [cos | sin] of
+// t * 1000.
+inline EncodingSpec FluxTimestepSpec() {
+  EncodingSpec spec = TimestepSpec(256, Layout::kConcatCosSin);
+  spec.scale = 1000;
+  return spec;
+}
 
 // Octaves: num_frequencies frequencies 2 pi 2^e, e from min_freq_exp to
 // max_freq_exp in equal steps.

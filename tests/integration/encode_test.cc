@@ -19,14 +19,6 @@ using ::testing::HasSubstr;
 
 class EncodeTest : public ServerTest {};
 
-EncodingSpec FluxTimesteps() {
-  EncodingSpec spec;  // FLUX timestep_embedding(t, 256): t * 1000
-  spec.dim = 256;
-  spec.layout = Layout::kConcatCosSin;
-  spec.scale = 1000;
-  return spec;
-}
-
 std::vector<std::byte> Local(const EncodingSpec& spec,
                              const std::vector<double>& xs) {
   absl::StatusOr<RealEncodingPlan> plan = RealEncodingPlan::Create(spec, {});
@@ -41,7 +33,7 @@ TEST_F(EncodeTest, FluxTimesteps_SameBytesAsCore) {
   for (int k = 0; k < 1024; ++k) ts.push_back(k / 1023.0);
   for (DType dtype :
        {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
-    EncodingSpec spec = FluxTimesteps();
+    EncodingSpec spec = FluxTimestepSpec();
     spec.dtype = dtype;
     absl::StatusOr<Tensor> got = client_->Encode(spec, ts);
     ASSERT_TRUE(got.ok()) << got.status();
@@ -126,7 +118,7 @@ TEST_F(EncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
 }
 
 TEST_F(EncodeTest, BadPositions_NameTheEntryOrTheLimit) {
-  EncodingSpec spec = FluxTimesteps();
+  EncodingSpec spec = FluxTimestepSpec();
   ExpectRefused(client_->Encode(spec, {0.5, 17000}),
                 absl::StatusCode::kOutOfRange, "positions[1] = 17000");
   ExpectRefused(client_->Encode(spec, {0.5, NAN}),

@@ -37,11 +37,13 @@ using posenc::RopeScaling;
 using posenc::TableSpec;
 using posenc::Tensor;
 using posenc::testing::DynamicScaling;
+using posenc::testing::FluxTimestepSpec;
 using posenc::testing::GridAxis;
 using posenc::testing::GridTableSpec;
 using posenc::testing::Llama3Scaling;
 using posenc::testing::LongRopeScaling;
 using posenc::testing::PlainSpec;
+using posenc::testing::TimestepSpec;
 using posenc::testing::WithRope;
 using posenc::testing::YarnScaling;
 
@@ -119,14 +121,6 @@ posenc::v1::TableSpec RopeYarnPrfProto() {
 }
 
 // The Encode specs of SCRIPT.md.
-EncodingSpec Exponential(uint32_t dim, Layout layout, DType dtype) {
-  EncodingSpec spec;
-  spec.dim = dim;
-  spec.layout = layout;
-  spec.dtype = dtype;
-  return spec;
-}
-
 EncodingSpec NerfBf16() {  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
   EncodingSpec spec = posenc::testing::NerfSpec(3, 10, 0, 8, true);
   spec.dtype = DType::kBFloat16;
@@ -254,16 +248,16 @@ int main(int argc, char** argv) {
   PrintTensor("GetTable", "rope_bad_list", client.GetTable(RopeBadList()));
 
   // Encode.
-  EncodingSpec flux = Exponential(256, Layout::kConcatCosSin, DType::kFloat32);
-  flux.scale = 1000;
+  const EncodingSpec flux = FluxTimestepSpec();
   const std::vector<double> flux_t = {0, 0.25, 0.5, 0.999, 1.0 / 3};
   PrintTensor("Encode", "flux_t_f32", client.Encode(flux, flux_t));
-  EncodingSpec sd = Exponential(321, Layout::kConcatCosSin, DType::kFloat16);
+  EncodingSpec sd = TimestepSpec(321, Layout::kConcatCosSin);
+  sd.dtype = DType::kFloat16;
   sd.pad_odd_dim = true;
   const std::vector<double> sd_t = {999.5, 0, 1, 500.25, -3.75};
   PrintTensor("Encode", "sd_pad_f16", client.Encode(sd, sd_t));
-  EncodingSpec diffusers =
-      Exponential(64, Layout::kConcatSinCos, DType::kFloat64);
+  EncodingSpec diffusers = TimestepSpec(64, Layout::kConcatSinCos);
+  diffusers.dtype = DType::kFloat64;
   diffusers.shift = 1;
   const std::vector<double> diffusers_t = {0.001, 999, 123.456};
   PrintTensor("Encode", "diffusers_shift1_f64",
@@ -287,8 +281,7 @@ int main(int argc, char** argv) {
               client.Encode(qwen, {7, 7, 7, 10, 11, 12, 10, 11, 13}));
   const std::vector<double> one = {1};
   PrintTensor("Encode", "odd_dim",
-              client.Encode(
-                  Exponential(5, Layout::kInterleaved, DType::kFloat32), one));
+              client.Encode(TimestepSpec(5, Layout::kInterleaved), one));
   const std::vector<double> past_limit = {17000};
   PrintTensor("Encode", "past_limit", client.Encode(flux, past_limit));
 

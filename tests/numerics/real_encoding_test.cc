@@ -24,6 +24,7 @@ namespace {
 
 using ::posenc::testing::CheckStats;
 using ::posenc::testing::ExpectInvalidEncoding;
+using ::posenc::testing::FluxTimestepSpec;
 using ::posenc::testing::NerfSpec;
 using ::posenc::testing::OctavesSpec;
 using ::posenc::testing::RealColumnOf;
@@ -148,10 +149,7 @@ std::vector<EncodingSpec> LibrarySpecs() {
   s.pad_odd_dim = true;
   s.shift = 0;
   specs.push_back(s);
-  s = {};
-  s.dim = 256;  // FLUX timestep_embedding: t * 1000, [cos | sin]
-  s.layout = Layout::kConcatCosSin;
-  s.scale = 1000;
+  s = FluxTimestepSpec();  // FLUX timestep_embedding: t * 1000, [cos | sin]
   specs.push_back(s);
   s = NerfSpec(3, 10, 0, 8, true);  // nerfstudio positions
   specs.push_back(s);
