@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "server/posenc_server.h"
 #include "tests/common/subprocess.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc::testing {
 
@@ -66,10 +67,7 @@ class ServerTest : public ::testing::Test {
   }
 
   static TableSpec Spec(uint32_t d, uint32_t max_len) {
-    TableSpec spec;
-    spec.d = d;
-    spec.max_len = max_len;
-    return spec;
+    return PlainSpec(d, max_len);
   }
 
 #ifdef POSENC_CLI_PATH
