@@ -22,6 +22,8 @@
 
 namespace posenc::testing {
 
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+
 inline TableSpec MakeSpec(uint32_t d, uint32_t max_len) {
   return PlainSpec(d, max_len);
 }
