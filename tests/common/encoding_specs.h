@@ -1,10 +1,12 @@
 // Builders of the EncodingSpecs tests ask for: timestep embeddings, the
-// octave scheme and nerfstudio's NeRFEncoding. Plain field assignment, nothing
-// validated.
+// octave scheme, nerfstudio's NeRFEncoding and multi-axis RoPE. Plain field
+// assignment, nothing validated.
 #ifndef POSENC_TESTS_COMMON_ENCODING_SPECS_H_
 #define POSENC_TESTS_COMMON_ENCODING_SPECS_H_
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "core/spec/encoding_spec.h"
 
@@ -48,6 +50,29 @@ inline EncodingSpec NerfSpec(uint32_t in_dim, uint32_t num_frequencies,
   spec.layout = Layout::kConcatSinCos;
   spec.coordinates = in_dim;
   spec.include_input = include_input;
+  return spec;
+}
+
+// Multi-axis RoPE by axes (FLUX's EmbedND, timm's axial RoPE): one
+// coordinate per entry of axes_dim, each its own block of channels.
+inline EncodingSpec AxesSpec(std::vector<uint32_t> axes_dim,
+                             Layout layout = Layout::kInterleaved) {
+  EncodingSpec spec;
+  spec.coordinates = static_cast<uint32_t>(axes_dim.size());
+  spec.axes_dim = std::move(axes_dim);
+  spec.layout = layout;
+  return spec;
+}
+
+// Multi-axis RoPE by sections (Qwen2-VL's M-RoPE): `dim` channels at theta
+// `max_period`, one coordinate per section.
+inline EncodingSpec MRopeSpec(uint32_t dim, double max_period,
+                              std::vector<uint32_t> sections,
+                              Layout layout = Layout::kInterleaved) {
+  EncodingSpec spec = TimestepSpec(dim, layout);
+  spec.max_period = max_period;
+  spec.coordinates = static_cast<uint32_t>(sections.size());
+  spec.mrope_section = std::move(sections);
   return spec;
 }
 

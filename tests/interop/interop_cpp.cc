@@ -264,19 +264,15 @@ int main(int argc, char** argv) {
               client.Encode(diffusers, diffusers_t));
   const std::vector<double> nerf_points = {0.5, -0.25, 0.1, 0.3, 1, -0.75};
   PrintTensor("Encode", "nerf_bf16", client.Encode(NerfBf16(), nerf_points));
-  EncodingSpec flux_rope;  // diffusers FluxPosEmbed(10000, [4, 6, 6])
-  flux_rope.layout = Layout::kInterleavedPairs;
-  flux_rope.axes_dim = {4, 6, 6};
-  flux_rope.coordinates = 3;
+  // diffusers FluxPosEmbed(10000, [4, 6, 6])
+  const EncodingSpec flux_rope =
+      posenc::testing::AxesSpec({4, 6, 6}, Layout::kInterleavedPairs);
   PrintTensor("Encode", "flux_rope_pairs_f32",
               client.Encode(flux_rope, {0, 0, 0, 0, 1, 2, 0, 31, 17}));
-  EncodingSpec qwen;  // Qwen2-VL M-RoPE, head_dim 16, sections 2, 3, 3
-  qwen.dim = 16;
-  qwen.max_period = 1000000;
+  // Qwen2-VL M-RoPE, head_dim 16, sections 2, 3, 3
+  EncodingSpec qwen =
+      posenc::testing::MRopeSpec(16, 1000000, {2, 3, 3}, Layout::kRotateHalf);
   qwen.dtype = DType::kBFloat16;
-  qwen.layout = Layout::kRotateHalf;
-  qwen.mrope_section = {2, 3, 3};
-  qwen.coordinates = 3;
   PrintTensor("Encode", "qwen2_mrope_bf16",
               client.Encode(qwen, {7, 7, 7, 10, 11, 12, 10, 11, 13}));
   const std::vector<double> one = {1};

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/plan/real_encoding_plan.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/multi_axis_reference.h"
 #include "tests/numerics/real_reference.h"
@@ -23,8 +24,10 @@
 namespace posenc {
 namespace {
 
+using ::posenc::testing::AxesSpec;
 using ::posenc::testing::CheckStats;
 using ::posenc::testing::ExpectInvalidEncoding;
+using ::posenc::testing::MRopeSpec;
 using ::posenc::testing::MultiAxisReferenceRow;
 using ::posenc::testing::RealElementBits;
 
@@ -66,21 +69,11 @@ void CheckRows(const EncodingSpec& spec, const std::vector<double>& points,
 }
 
 EncodingSpec Flux() {  // FLUX.1 dev/schnell: EmbedND(128, 10000, ...)
-  EncodingSpec s;
-  s.axes_dim = {16, 56, 56};
-  s.coordinates = 3;
-  s.layout = Layout::kRotationMatrix;
-  return s;
+  return AxesSpec({16, 56, 56}, Layout::kRotationMatrix);
 }
 
 EncodingSpec Qwen2Vl() {  // Qwen2-VL-7B: head_dim 128, theta 1e6
-  EncodingSpec s;
-  s.dim = 128;
-  s.max_period = 1000000;
-  s.mrope_section = {16, 24, 24};
-  s.coordinates = 3;
-  s.layout = Layout::kRotateHalf;
-  return s;
+  return MRopeSpec(128, 1000000, {16, 24, 24}, Layout::kRotateHalf);
 }
 
 EncodingSpec Qwen3Vl() {  // Qwen3-VL: [24, 20, 20], theta 5e6
@@ -92,11 +85,7 @@ EncodingSpec Qwen3Vl() {  // Qwen3-VL: [24, 20, 20], theta 5e6
 }
 
 EncodingSpec Axial() {  // timm EVA-02 style: dim 64, 2 axes of 32
-  EncodingSpec s;
-  s.axes_dim = {32, 32};
-  s.coordinates = 2;
-  s.layout = Layout::kInterleavedPairs;
-  return s;
+  return AxesSpec({32, 32}, Layout::kInterleavedPairs);
 }
 
 // FLUX ids: text (0, 0, 0), an image grid (0, row, col) with offsets.
@@ -309,14 +298,7 @@ TEST(MultiAxisTest, GridRows_SameBitsAsTuplesAndMpfr) {
 // below RealEncodingPlan::kAngleStep, and computes a point whose
 // coordinates are all equal as one row-order segment. Three small specs
 // (so that every layout x dtype stays cheap to check) with the edges.
-EncodingSpec SmallSections() {
-  EncodingSpec s;
-  s.dim = 32;
-  s.max_period = 1000000;
-  s.mrope_section = {3, 5, 8};
-  s.coordinates = 3;
-  return s;
-}
+EncodingSpec SmallSections() { return MRopeSpec(32, 1000000, {3, 5, 8}); }
 
 EncodingSpec SmallInterleaved() {
   EncodingSpec s = SmallSections();
@@ -336,12 +318,7 @@ EncodingSpec SmallInterleavedTail() {
   return s;
 }
 
-EncodingSpec SmallAxes() {
-  EncodingSpec s;
-  s.axes_dim = {6, 10, 16};
-  s.coordinates = 3;
-  return s;
-}
+EncodingSpec SmallAxes() { return AxesSpec({6, 10, 16}); }
 
 // Ids (3 coordinates) at the edges of the runs; `limit` is the plan's
 // max_abs_position().
@@ -424,11 +401,7 @@ TEST(MultiAxisTest, AnchorsNearZeroCrossings_MatchMpfr) {
   // it. Whole rows and one section at a time; the dtypes whose rounding
   // the fast path decides.
   CheckStats stats;
-  EncodingSpec base;
-  base.dim = 8;
-  base.max_period = 1000000;
-  base.mrope_section = {1, 1, 2};
-  base.coordinates = 3;
+  const EncodingSpec base = MRopeSpec(8, 1000000, {1, 1, 2});
   for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     for (Layout layout : {Layout::kConcatSinCos, Layout::kRotationMatrix}) {
       EncodingSpec spec = base;
@@ -457,10 +430,7 @@ TEST(MultiAxisTest, RunsThroughZeroCrossings_SlowColumnsMatchMpfr) {
   // the per-value path (the runs' slow callbacks), whole rows and runs of
   // one section, forwards, backwards and through 0, in every dtype.
   CheckStats stats;
-  EncodingSpec base;
-  base.dim = 16;
-  base.mrope_section = {2, 3, 3};
-  base.coordinates = 3;
+  EncodingSpec base = MRopeSpec(16, kDefaultBase, {2, 3, 3});
   base.scale = M_PI;
   std::vector<double> ids;
   for (int p = 1; p <= 40; ++p)
