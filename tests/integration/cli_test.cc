@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/common/npy_reader.h"
 #include "tests/common/rope_scalings.h"
 #include "tests/common/subprocess.h"
@@ -245,10 +246,7 @@ TEST_F(CliTest, EncodeFluxGridToNpy_SameBitsAsTheClientsTuples) {
   absl::StatusOr<NpyArray> npy = ReadNpy(path);
   ASSERT_TRUE(npy.ok()) << npy.status();
   EXPECT_EQ(npy->shape, (std::vector<uint64_t>{12, 256}));
-  EncodingSpec spec;
-  spec.axes_dim = {16, 56, 56};
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotationMatrix;
+  const EncodingSpec spec = AxesSpec({16, 56, 56}, Layout::kRotationMatrix);
   std::vector<double> ids;
   for (int h = 0; h < 3; ++h) {
     for (int w = 2; w < 6; ++w) ids.insert(ids.end(), {0, 1.0 * h, 1.0 * w});
