@@ -295,11 +295,9 @@ def client_case(args, name, method, n, threads, direct, proxy, relay):
 
 
 def main():
+    import affinity_test as at  # tests/affinity: the Cluster and its arguments
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--server", required=True)
-    p.add_argument("--python-path", required=True)
-    p.add_argument("--haproxy-cfg", required=True)
-    p.add_argument("--haproxy", default="/usr/sbin/haproxy")
+    at.add_cluster_args(p)
     p.add_argument("--relay-cfg", default=os.path.join(HERE, "l4_relay.cfg"))
     p.add_argument("--client-load", required=True,
                    help="bench/client_load binary (posenc's C++ client)")
@@ -317,7 +315,6 @@ def main():
     args = p.parse_args()
     sys.path[:0] = args.python_path.split(":")
     import posenc
-    import affinity_test as at
 
     with tempfile.TemporaryDirectory(prefix="posenc-affinity-bench-") as tmp:
         if args.part in ("all", "hits"):

@@ -74,27 +74,30 @@ run_server() {  # SERVER_NAME ARGS...
   echo "server $name did not answer" >&2; exit 1
 }
 stop_server() { kill "$VPID"; wait "$VPID" 2>/dev/null || true; VPID=""; }
+# warm_measure KEY URL N: N warming calls (0: none) of $WORK/KEY.bin to
+# URL, then IR[KEY], the measured instructions of that call.
+warm_measure() {
+  local key=$1 url=$2 calls=$3
+  if ((calls > 0)); then
+    "${H2[@]}" -n "$calls" -d "$WORK/$key.bin" "$url" > /dev/null 2>&1
+  fi
+  IR[$key]=$(measure "$key" "$url" "$WORK/$key.bin")
+}
 
 P=http://127.0.0.1:$PORT/posenc.v1.PositionalEncoding/GetTable
 F=http://127.0.0.1:$PORT/posenc.bench.Floor/Unary
 declare -A IR
 WARM=p8192.bin WARM_URL=$P run_server posenc "$BUILD/server/posenc_server" --listen=127.0.0.1:$PORT --threads=2
-"${H2[@]}" -n 2 -d "$WORK/p2048.bin" "$P" > /dev/null 2>&1
-IR[p2048]=$(measure p2048 "$P" "$WORK/p2048.bin")
-IR[p8192]=$(measure p8192 "$P" "$WORK/p8192.bin")
-"${H2[@]}" -n 2 -d "$WORK/prows.bin" "${P%/GetTable}/GetRows" > /dev/null 2>&1
-IR[prows]=$(measure prows "${P%/GetTable}/GetRows" "$WORK/prows.bin")
-"${H2[@]}" -n 1 -d "$WORK/psr.bin" "${P%/GetTable}/StreamRows" > /dev/null 2>&1
-IR[psr]=$(measure psr "${P%/GetTable}/StreamRows" "$WORK/psr.bin")
+warm_measure p2048 "$P" 2
+warm_measure p8192 "$P" 0
+warm_measure prows "${P%/GetTable}/GetRows" 2
+warm_measure psr "${P%/GetTable}/StreamRows" 1
 stop_server
 WARM=f8192.bin WARM_URL=$F run_server floor "$BUILD/bench/floor_server" --listen=127.0.0.1:$PORT
-"${H2[@]}" -n 2 -d "$WORK/f2048.bin" "$F" > /dev/null 2>&1
-IR[f2048]=$(measure f2048 "$F" "$WORK/f2048.bin")
-IR[f8192]=$(measure f8192 "$F" "$WORK/f8192.bin")
-"${H2[@]}" -n 2 -d "$WORK/frows.bin" "$F" > /dev/null 2>&1
-IR[frows]=$(measure frows "$F" "$WORK/frows.bin")
-"${H2[@]}" -n 1 -d "$WORK/fsr.bin" "${F%/Unary}/Stream" > /dev/null 2>&1
-IR[fsr]=$(measure fsr "${F%/Unary}/Stream" "$WORK/fsr.bin")
+warm_measure f2048 "$F" 2
+warm_measure f8192 "$F" 0
+warm_measure frows "$F" 2
+warm_measure fsr "${F%/Unary}/Stream" 1
 stop_server
 
 echo "user-space instructions per call (all server threads), $CALLS calls each:"

@@ -97,6 +97,17 @@ std::string Summary(const std::vector<double>& ratios, double target,
   return out;
 }
 
+// The float32 table of --d with `max_len` rows and `base` (a new base per
+// round is a new table family).
+posenc::TableSpec FlagSpec(uint32_t max_len,
+                           double base = posenc::kDefaultBase) {
+  posenc::TableSpec spec;
+  spec.d = absl::GetFlag(FLAGS_d);
+  spec.max_len = max_len;
+  spec.base = base;
+  return spec;
+}
+
 struct SteadyResult {
   std::vector<double> cold, hot, ratio;
   uint64_t budget_bytes = 0;
@@ -113,11 +124,7 @@ absl::StatusOr<SteadyResult> RunSteady(const std::string& target, int rounds,
   options.timeout = absl::Seconds(120);
   posenc::PosencClient client(options);
   auto spec_at = [&](double base) {
-    posenc::TableSpec spec;
-    spec.d = absl::GetFlag(FLAGS_d);
-    spec.max_len = absl::GetFlag(FLAGS_max_len);
-    spec.base = base + stamp;
-    return spec;
+    return FlagSpec(absl::GetFlag(FLAGS_max_len), base + stamp);
   };
   auto get = [&](const posenc::TableSpec& spec) -> absl::StatusOr<double> {
     const auto start = std::chrono::steady_clock::now();
@@ -203,9 +210,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "GetStats: %s\n", stats.status().ToString().c_str());
       return 1;
     }
-    posenc::TableSpec spec;
-    spec.d = absl::GetFlag(FLAGS_d);
-    spec.max_len = absl::GetFlag(FLAGS_max_len);
+    const posenc::TableSpec spec = FlagSpec(absl::GetFlag(FLAGS_max_len));
     const uint64_t need = uint64_t(rounds) * spec.table_bytes();
     const uint64_t budget = stats->cache().budget_bytes();
     const uint64_t free_bytes =
@@ -222,10 +227,8 @@ int main(int argc, char** argv) {
     }
   }
   for (int r = 0; r < rounds; ++r) {
-    posenc::TableSpec spec;
-    spec.d = absl::GetFlag(FLAGS_d);
-    spec.max_len = absl::GetFlag(FLAGS_max_len);
-    spec.base = 31000.5 + r + stamp;
+    const posenc::TableSpec spec =
+        FlagSpec(absl::GetFlag(FLAGS_max_len), 31000.5 + r + stamp);
     // The cold call, then kHotCalls hot ones (their median is the round's
     // hot time: a single call swings with the VM's scheduling).
     std::vector<double> t;
@@ -256,10 +259,8 @@ int main(int argc, char** argv) {
     }
   }
   for (int r = 0; r < rounds; ++r) {
-    posenc::TableSpec spec;
-    spec.d = absl::GetFlag(FLAGS_d);
-    spec.max_len = absl::GetFlag(FLAGS_stream_max_len);
-    spec.base = 41000.25 + r + stamp;
+    const posenc::TableSpec spec =
+        FlagSpec(absl::GetFlag(FLAGS_stream_max_len), 41000.25 + r + stamp);
     double t[2];
     for (int pass = 0; pass < 2; ++pass) {
       const auto start = std::chrono::steady_clock::now();

@@ -168,6 +168,22 @@ run_floor() {
   [[ $(( after - before )) == "$DONE" ]] || fail "floor $case round $R: h2load says $DONE succeeded, floor $key +$((after - before))"
 }
 record() { echo "$R $1 $2 $3 ${4:--} ${5:--} $CPU_TICKS" >> "$RESULTS"; }
+# value EXPR: the awk expression EXPR (a printf) of the last run: n = DONE,
+# t = SECS, ticks = CPU_TICKS, hz = HZ.
+value() {
+  awk -v n="$DONE" -v t="$SECS" -v ticks="$CPU_TICKS" -v hz="$HZ" "BEGIN { $1 }"
+}
+# run_both CASE METHOD FLOOR_METHOD BODY EXPR ARGS...: CASE on posenc
+# (METHOD, BODY.bin) then on the floor (FLOOR_METHOD, BODY_floor.bin), the
+# same h2load ARGS; records each server's value EXPR.
+run_both() {
+  local name=$1 method=$2 floor_method=$3 body=$4 expr=$5
+  shift 5
+  run_posenc "$name" "$method" "$body.bin" "$@"
+  record "$name" posenc "$(value "$expr")"
+  run_floor "$name" "$floor_method" "${body}_floor.bin" "$@"
+  record "$name" floor "$(value "$expr")"
+}
 
 N1=${N1:-60000}   # case 1 requests
 N1R=${N1R:-32000} # case 1r requests (2 s at 16,000/s)
@@ -189,33 +205,21 @@ for R in $(seq "$ROUNDS"); do
   # below both servers' maximum): server CPU microseconds per call. Both
   # servers then do the same work at the same batching, so this isolates
   # posenc's own per-call cost from the noise of other load.
-  for s in posenc floor; do
-    if [[ $s == posenc ]]; then run_posenc rows_rps GetRows rows.bin -n "$N1R" -c 4 -m 16 --rps 4000
-    else run_floor rows_rps Unary rows_floor.bin -n "$N1R" -c 4 -m 16 --rps 4000; fi
-    record rows_rps $s "$(awk -v t="$CPU_TICKS" -v hz="$HZ" -v n="$DONE" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
-  done
+  run_both rows_rps GetRows Unary rows 'printf "%.2f", ticks / hz * 1e6 / n' \
+    -n "$N1R" -c 4 -m 16 --rps 4000
   # 2. GetTable d=512 max_len=2048 (4 MiB), 1 connection x 4 streams.
-  for s in posenc floor; do
-    if [[ $s == posenc ]]; then run_posenc table GetTable table.bin -n "$N2" -c 1 -m 4
-    else run_floor table Unary table_floor.bin -n "$N2" -c 1 -m 4; fi
-    record table $s "$(awk -v n="$DONE" -v t="$SECS" 'BEGIN { printf "%.0f", n * 4194304 / t / 1e6 }')"
-  done
+  run_both table GetTable Unary table 'printf "%.0f", n * 4194304 / t / 1e6' \
+    -n "$N2" -c 1 -m 4
   # 3. StreamBatches d=512 max_len=65536 (128 MiB, 2048 x 64 KiB), 1 x 4.
-  for s in posenc floor; do
-    if [[ $s == posenc ]]; then run_posenc batches StreamBatches batches.bin -n "$N3" -c 1 -m 4
-    else run_floor batches Stream batches_floor.bin -n "$N3" -c 1 -m 4; fi
-    record batches $s "$(awk -v n="$DONE" -v t="$SECS" 'BEGIN { printf "%.0f", n * 134217728 / t / 1e6 }')"
-  done
+  run_both batches StreamBatches Stream batches \
+    'printf "%.0f", n * 134217728 / t / 1e6' -n "$N3" -c 1 -m 4
   run_floor batches_hot Stream batches_hot_floor.bin -n "$N3" -c 1 -m 4
-  record batches_hot floor "$(awk -v n="$DONE" -v t="$SECS" 'BEGIN { printf "%.0f", n * 134217728 / t / 1e6 }')"
+  record batches_hot floor "$(value 'printf "%.0f", n * 134217728 / t / 1e6')"
   # 4. StreamRows d=512 max_len=65536 (65536 x 2 KiB messages), 1 x 4.
-  for s in posenc floor; do
-    if [[ $s == posenc ]]; then run_posenc srows StreamRows srows.bin -n "$N4" -c 1 -m 4
-    else run_floor srows Stream srows_floor.bin -n "$N4" -c 1 -m 4; fi
-    record srows $s "$(awk -v n="$DONE" -v t="$SECS" 'BEGIN { printf "%.0f", n * 65536 / t }')"
-  done
+  run_both srows StreamRows Stream srows 'printf "%.0f", n * 65536 / t' \
+    -n "$N4" -c 1 -m 4
   run_floor srows_hot Stream srows_hot_floor.bin -n "$N4" -c 1 -m 4
-  record srows_hot floor "$(awk -v n="$DONE" -v t="$SECS" 'BEGIN { printf "%.0f", n * 65536 / t }')"
+  record srows_hot floor "$(value 'printf "%.0f", n * 65536 / t')"
   # 5. Cold misses: GetTable d=512 max_len=16384 (32 MiB), a new base each
   # request (COLD_K per round, one h2load run each), vs floor unary 32 MiB.
   for s in posenc floor; do

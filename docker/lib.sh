@@ -91,6 +91,35 @@ compose_cleanup() {
   exit "$status"
 }
 
+# docker-compose on the test's $compose_file.
+compose() { docker-compose -f "$compose_file" "$@"; }
+
+# The compose tests' start: compose_cleanup as the EXIT trap, then Docker
+# and docker-compose, the binaries (ARGS as binaries_from_args), the
+# engine, the base image and $POSENC_IMAGE built from the binaries.
+compose_test_start() {
+  trap compose_cleanup EXIT
+  require_docker docker-compose
+  binaries_from_args "$@"
+  ensure_engine
+  ensure_base_image
+  build_image "$POSENC_IMAGE"
+}
+
+# `up -d ARGS...` of $compose_file within SECONDS, its output in
+# $work/up.log (the last 40 lines on failure); sets compose_up first, so
+# that compose_cleanup takes down whatever came up.
+compose_up_within() {
+  local seconds="$1"
+  shift
+  compose_up=1
+  if ! timeout "$seconds" docker-compose -f "$compose_file" up -d "$@" \
+    >"$work/up.log" 2>&1; then
+    tail -n 40 "$work/up.log" >&2
+    fail "docker-compose up failed"
+  fi
+}
+
 # debian:bookworm-slim, made with debootstrap when no registry has it.
 ensure_base_image() {
   local base="debian:bookworm-slim"

@@ -36,26 +36,14 @@ export POSENC_GOLDEN_SHA256
   fail "no GetTable d512_f64_concat sha256 in tests/golden/interop.txt"
 volume="${COMPOSE_PROJECT_NAME}_shm"
 compose_file="$repo/docker/compose.shm.yaml"
-compose() { docker-compose -f "$compose_file" "$@"; }
 compose_up=""
 remove_holder() { docker rm -f "${COMPOSE_PROJECT_NAME}_holder" >/dev/null 2>&1; }
 compose_before_down=remove_holder
-trap compose_cleanup EXIT
-
-require_docker docker-compose
-binaries_from_args "$@"
-ensure_engine
-ensure_base_image
-build_image "$POSENC_IMAGE"
+compose_test_start "$@"
 
 # ---- up ----------------------------------------------------------------------
 log "docker-compose -f docker/compose.shm.yaml up -d (project $COMPOSE_PROJECT_NAME, image $POSENC_IMAGE)"
-compose_up=1
-if ! timeout 300 docker-compose -f "$compose_file" up -d \
-  >"$work/up.log" 2>&1; then
-  tail -n 40 "$work/up.log" >&2
-  fail "docker-compose up failed"
-fi
+compose_up_within 300
 server="$(compose ps -q posenc)"
 caller="$(compose ps -q caller)"
 [[ -n "$server" && -n "$caller" ]] || fail "no posenc or caller container"

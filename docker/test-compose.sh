@@ -34,28 +34,16 @@ export POSENC_PORT
 export POSENC_IMAGE="${POSENC_TEST_IMAGE:-posenc:test}"
 declare -A container=()  # replica number -> container id
 compose_file="$repo/docker/compose.yaml"
-compose() { docker-compose -f "$compose_file" "$@"; }
 compose_up=""
 compose_log_lines=30
-trap compose_cleanup EXIT
-
-require_docker docker-compose
-binaries_from_args "$@"
-ensure_engine
-ensure_base_image
-build_image "$POSENC_IMAGE"
+compose_test_start "$@"
 
 POSENC_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-compose_up=1
 target="127.0.0.1:$POSENC_PORT"
 
 # ---- up ----------------------------------------------------------------------
 log "docker-compose up -d --build (project $COMPOSE_PROJECT_NAME, replicas $POSENC_IMAGE, proxy on $target; log: $work/up.log)"
-if ! timeout 1200 docker-compose -f "$repo/docker/compose.yaml" up -d --build \
-  >"$work/up.log" 2>&1; then
-  tail -n 40 "$work/up.log" >&2
-  fail "docker-compose up failed"
-fi
+compose_up_within 1200 --build
 compose ps
 for r in 1 2 3; do
   container[$r]="$(compose ps -q "posenc-$r")"

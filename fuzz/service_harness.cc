@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -106,6 +107,49 @@ struct Request {
   bool borderline = false;
 };
 
+// The proto's DType and Layout values and what they name, by its
+// documentation (UNSPECIFIED first: float32, interleaved).
+constexpr std::pair<v1::DType, DType> kProtoDTypes[] = {
+    {v1::DTYPE_UNSPECIFIED, DType::kFloat32},
+    {v1::DTYPE_FLOAT32, DType::kFloat32},
+    {v1::DTYPE_FLOAT64, DType::kFloat64},
+    {v1::DTYPE_FLOAT16, DType::kFloat16},
+    {v1::DTYPE_BFLOAT16, DType::kBFloat16}};
+constexpr std::pair<v1::Layout, Layout> kProtoLayouts[] = {
+    {v1::LAYOUT_UNSPECIFIED, Layout::kInterleaved},
+    {v1::LAYOUT_INTERLEAVED, Layout::kInterleaved},
+    {v1::LAYOUT_CONCAT_SIN_COS, Layout::kConcatSinCos},
+    {v1::LAYOUT_CONCAT_COS_SIN, Layout::kConcatCosSin},
+    {v1::LAYOUT_ROTATE_HALF, Layout::kRotateHalf},
+    {v1::LAYOUT_INTERLEAVED_PAIRS, Layout::kInterleavedPairs},
+    {v1::LAYOUT_ROTATION_MATRIX, Layout::kRotationMatrix}};
+
+// False for a value the proto does not define.
+bool ReadDType(v1::DType p, DType* out) {
+  for (const auto& [proto, dtype] : kProtoDTypes) {
+    if (proto == p) {
+      *out = dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+// nullopt for a value the proto does not define.
+std::optional<Layout> ReadLayout(v1::Layout p) {
+  for (const auto& [proto, layout] : kProtoLayouts) {
+    if (proto == p) return layout;
+  }
+  return std::nullopt;
+}
+
+// The layouts of one sin and one cos per frequency (not RoPE's doubled
+// rows nor rotation matrices).
+bool IsSinCosLayout(Layout layout) {
+  return layout == Layout::kInterleaved || layout == Layout::kConcatSinCos ||
+         layout == Layout::kConcatCosSin;
+}
+
 // True when `r` sets anything (RoPE scaling applies).
 bool RopeSetsAnything(const v1::RopeScaling& r) {
   return (r.type() != v1::ROPE_TYPE_UNSPECIFIED &&
@@ -130,37 +174,10 @@ std::string ResolveGrid(const v1::TableSpec& p, const ServerOptions& limits,
       p.frequency() != v1::FREQUENCY_PAPER) {
     return "frequency with grid";
   }
-  switch (p.dtype()) {
-    case v1::DTYPE_UNSPECIFIED:
-    case v1::DTYPE_FLOAT32:
-      out->dtype = DType::kFloat32;
-      break;
-    case v1::DTYPE_FLOAT64:
-      out->dtype = DType::kFloat64;
-      break;
-    case v1::DTYPE_FLOAT16:
-      out->dtype = DType::kFloat16;
-      break;
-    case v1::DTYPE_BFLOAT16:
-      out->dtype = DType::kBFloat16;
-      break;
-    default:
-      return "dtype";
-  }
-  switch (p.layout()) {
-    case v1::LAYOUT_UNSPECIFIED:
-    case v1::LAYOUT_INTERLEAVED:
-      out->layout = Layout::kInterleaved;
-      break;
-    case v1::LAYOUT_CONCAT_SIN_COS:
-      out->layout = Layout::kConcatSinCos;
-      break;
-    case v1::LAYOUT_CONCAT_COS_SIN:
-      out->layout = Layout::kConcatCosSin;
-      break;
-    default:
-      return "grid layout";
-  }
+  if (!ReadDType(p.dtype(), &out->dtype)) return "dtype";
+  const std::optional<Layout> layout = ReadLayout(p.layout());
+  if (!layout.has_value() || !IsSinCosLayout(*layout)) return "grid layout";
+  out->layout = *layout;
   const v1::GridSpec& g = p.grid();
   const int n = g.axes_size();
   if (n < 1 || n > 3) return "grid axes count";
@@ -255,43 +272,13 @@ std::string ResolveSpec(const v1::TableSpec& p, const ServerOptions& limits,
   out->d = d;
   if (p.max_len() < 1 || p.max_len() > limits.max_len_limit) return "max_len";
   out->max_len = p.max_len();
-  switch (p.dtype()) {
-    case v1::DTYPE_UNSPECIFIED:
-    case v1::DTYPE_FLOAT32:
-      out->dtype = DType::kFloat32;
-      break;
-    case v1::DTYPE_FLOAT64:
-      out->dtype = DType::kFloat64;
-      break;
-    case v1::DTYPE_FLOAT16:
-      out->dtype = DType::kFloat16;
-      break;
-    case v1::DTYPE_BFLOAT16:
-      out->dtype = DType::kBFloat16;
-      break;
-    default:
-      return "dtype";
+  if (!ReadDType(p.dtype(), &out->dtype)) return "dtype";
+  // Every layout but the rotation matrix (multi-axis encodings only).
+  const std::optional<Layout> layout = ReadLayout(p.layout());
+  if (!layout.has_value() || *layout == Layout::kRotationMatrix) {
+    return "layout";
   }
-  switch (p.layout()) {
-    case v1::LAYOUT_UNSPECIFIED:
-    case v1::LAYOUT_INTERLEAVED:
-      out->layout = Layout::kInterleaved;
-      break;
-    case v1::LAYOUT_CONCAT_SIN_COS:
-      out->layout = Layout::kConcatSinCos;
-      break;
-    case v1::LAYOUT_CONCAT_COS_SIN:
-      out->layout = Layout::kConcatCosSin;
-      break;
-    case v1::LAYOUT_ROTATE_HALF:
-      out->layout = Layout::kRotateHalf;
-      break;
-    case v1::LAYOUT_INTERLEAVED_PAIRS:
-      out->layout = Layout::kInterleavedPairs;
-      break;
-    default:
-      return "layout";
-  }
+  out->layout = *layout;
   switch (p.frequency()) {
     case v1::FREQUENCY_UNSPECIFIED:
     case v1::FREQUENCY_PAPER:
@@ -416,51 +403,13 @@ std::string ResolveMultiAxis(const v1::EncodingSpec& p,
 std::string ResolveEncoding(const v1::EncodingSpec& p,
                             const ServerOptions& limits, Request* req) {
   EncodingSpec& e = req->encoding;
-  switch (p.dtype()) {
-    case v1::DTYPE_UNSPECIFIED:
-    case v1::DTYPE_FLOAT32:
-      e.dtype = DType::kFloat32;
-      break;
-    case v1::DTYPE_FLOAT64:
-      e.dtype = DType::kFloat64;
-      break;
-    case v1::DTYPE_FLOAT16:
-      e.dtype = DType::kFloat16;
-      break;
-    case v1::DTYPE_BFLOAT16:
-      e.dtype = DType::kBFloat16;
-      break;
-    default:
-      return "spec.dtype";
-  }
+  if (!ReadDType(p.dtype(), &e.dtype)) return "spec.dtype";
   const bool multi_axis = p.axes_dim_size() > 0 || p.mrope_section_size() > 0;
-  switch (p.layout()) {
-    case v1::LAYOUT_UNSPECIFIED:
-    case v1::LAYOUT_INTERLEAVED:
-      e.layout = Layout::kInterleaved;
-      break;
-    case v1::LAYOUT_CONCAT_SIN_COS:
-      e.layout = Layout::kConcatSinCos;
-      break;
-    case v1::LAYOUT_CONCAT_COS_SIN:
-      e.layout = Layout::kConcatCosSin;
-      break;
-    // The RoPE layouts and rotation matrices: multi-axis RoPE only.
-    case v1::LAYOUT_ROTATE_HALF:
-      if (!multi_axis) return "spec.layout";
-      e.layout = Layout::kRotateHalf;
-      break;
-    case v1::LAYOUT_INTERLEAVED_PAIRS:
-      if (!multi_axis) return "spec.layout";
-      e.layout = Layout::kInterleavedPairs;
-      break;
-    case v1::LAYOUT_ROTATION_MATRIX:
-      if (!multi_axis) return "spec.layout";
-      e.layout = Layout::kRotationMatrix;
-      break;
-    default:  // unknown values
-      return "spec.layout";
-  }
+  const std::optional<Layout> layout = ReadLayout(p.layout());
+  if (!layout.has_value()) return "spec.layout";  // unknown values
+  // The RoPE layouts and rotation matrices: multi-axis RoPE only.
+  if (!multi_axis && !IsSinCosLayout(*layout)) return "spec.layout";
+  e.layout = *layout;
   switch (p.frequency()) {
     case v1::FREQUENCY_SCHEME_UNSPECIFIED:
     case v1::FREQUENCY_SCHEME_EXPONENTIAL:
@@ -807,16 +756,10 @@ size_t ElementSize(DType dtype) {
   }
 }
 
+// The proto's value naming `dtype` (never UNSPECIFIED).
 v1::DType ProtoDType(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return v1::DTYPE_FLOAT32;
-    case DType::kFloat64:
-      return v1::DTYPE_FLOAT64;
-    case DType::kFloat16:
-      return v1::DTYPE_FLOAT16;
-    case DType::kBFloat16:
-      return v1::DTYPE_BFLOAT16;
+  for (const auto& [proto, named] : kProtoDTypes) {
+    if (proto != v1::DTYPE_UNSPECIFIED && named == dtype) return proto;
   }
   return v1::DTYPE_UNSPECIFIED;
 }

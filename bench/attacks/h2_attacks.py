@@ -176,6 +176,11 @@ import h2.settings
 import hpack
 import hyperframe.frame as hf
 
+# tests/common, beside bench/ in the repository.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "common"))
+from protobuf_wire import pb_bytes, read_varint, varint  # noqa: E402
+
 SETTING = h2.settings.SettingCodes
 
 MiB = 1 << 20
@@ -225,24 +230,8 @@ PROBE_D, PROBE_MAX_LEN, PROBE_POSITION = 4, 8, 2
 # ----------------------------------------------------------------------------
 # Protobuf by hand (field numbers from proto/posenc/v1/posenc.proto).
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def pb_varint(field, value):
     return varint(field << 3) + varint(value) if value else b""
-
-
-def pb_bytes(field, data):
-    return varint(field << 3 | 2) + varint(len(data)) + data
 
 
 def pb_double(field, value):
@@ -294,19 +283,6 @@ def pb_fields(buf):
             raise ValueError(f"wire type {wire}")
         out.append((field, wire, value))
     return out
-
-
-def read_varint(buf, pos):
-    value = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise ValueError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
 
 
 # ----------------------------------------------------------------------------
@@ -732,6 +708,38 @@ class Ctx:
         return Conn.open(self, st, **kw)
 
 
+def live_conns(ctx, st, conns):
+    """Each connection of `conns` in turn, pumped: one closed or sent
+    GOAWAY is reopened first (ctx.reopen; conns updated), one still closed
+    skipped."""
+    for i, c in enumerate(conns):
+        if c is None or c.closed or c.goaway:
+            c = conns[i] = ctx.reopen(st, c)
+            if c is None:
+                continue
+        c.pump()
+        if c.closed:
+            continue
+        yield c
+
+
+def idle_wait(conns, busy):
+    """The end of a pass over `conns`: waits for I/O if none could send
+    (busy), and sleeps a little while every connection is closed (None)."""
+    if busy:
+        wait_io(conns, True, 0.01)
+    if all(c is None for c in conns):
+        time.sleep(0.01)
+
+
+def close_all(conns):
+    """Sends what each open connection still has queued, then closes it."""
+    for c in conns:
+        if c is not None:
+            c.pump()
+            c.close()
+
+
 def rapid_reset(ctx, st, cold):
     kind = ctx.opts["rr_cold_request"] if cold else "getrows"
     method = {"gettable": "GetTable", "getrows": "GetRows",
@@ -756,14 +764,7 @@ def rapid_reset(ctx, st, cold):
     batch = 32
     while ctx.running() and streams < MAX_STREAMS_PER_ATTACK:
         busy = True
-        for i, c in enumerate(conns):
-            if c is None or c.closed or c.goaway:
-                c = conns[i] = ctx.reopen(st, c)
-                if c is None:
-                    continue
-            c.pump()
-            if c.closed:
-                continue
+        for c in live_conns(ctx, st, conns):
             if not c.sending_blocked and c.next_sid < (1 << 31) - 2 * batch:
                 parts = []
                 for _ in range(batch):
@@ -784,15 +785,9 @@ def rapid_reset(ctx, st, cold):
                 ctx.count = streams
                 busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
+        idle_wait(conns, busy)
     st["sent"]["streams (each reset)"] += streams
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+    close_all(conns)
 
 
 def continuation_flood(ctx, st):
@@ -820,14 +815,8 @@ def continuation_flood(ctx, st):
                 st["sent"]["CONTINUATION frames"] += 64
                 busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+        idle_wait(conns, busy)
+    close_all(conns)
 
 
 def wait_settings(ctx, c, seconds=2.0):
@@ -883,15 +872,9 @@ def hpack_bomb(ctx, st):
             sent += 1
             busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
+        idle_wait(conns, busy)
     st["sent"]["streams"] += sent
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+    close_all(conns)
 
 
 def ping_settings_flood(ctx, st):
@@ -1239,14 +1222,7 @@ def invalid_headers_past_limit(ctx, st):
     streams = 0
     while ctx.running() and streams < MAX_STREAMS_PER_ATTACK:
         busy = True
-        for i, c in enumerate(conns):
-            if c is None or c.closed or c.goaway:
-                c = conns[i] = ctx.reopen(st, c)
-                if c is None:
-                    continue
-            c.pump()
-            if c.closed:
-                continue
+        for c in live_conns(ctx, st, conns):
             if not c.sending_blocked and c.next_sid < (1 << 31) - 8:
                 sid = c.next_sid
                 c.next_sid += 2
@@ -1258,15 +1234,9 @@ def invalid_headers_past_limit(ctx, st):
                 ctx.count = ctx.reconnects
                 busy = False
             c.flush()
-        if busy:
-            wait_io(conns, True, 0.01)
-        if all(c is None for c in conns):
-            time.sleep(0.01)
+        idle_wait(conns, busy)
     st["sent"]["streams with an invalid header past the limit"] += streams
-    for c in conns:
-        if c is not None:
-            c.pump()
-            c.close()
+    close_all(conns)
 
 
 ATTACK_FUNCS = {

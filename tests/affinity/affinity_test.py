@@ -547,12 +547,18 @@ def print_logs(tmp):
                 errors="replace"), file=sys.stderr)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
+def add_cluster_args(parser):
+    """The arguments a Cluster reads: --server, --python-path (posenc and its
+    stubs), --haproxy-cfg and --haproxy."""
     parser.add_argument("--server", required=True)
     parser.add_argument("--python-path", required=True)
     parser.add_argument("--haproxy-cfg", required=True)
     parser.add_argument("--haproxy", default="/usr/sbin/haproxy")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_cluster_args(parser)
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     args = parser.parse_args()
     sys.path[:0] = args.python_path.split(":")

@@ -438,6 +438,41 @@ void RopeValues(const Rope& rope, const Spec& spec, uint32_t pos,
   }
 }
 
+// A row from the serialised sin and cos of each pair, in pair order, placed
+// by `layout` (the RoPE layouts hold each value twice).
+std::string LaidOut(Layout layout, const std::vector<std::string>& sin_bytes,
+                    const std::vector<std::string>& cos_bytes) {
+  std::string row;
+  switch (layout) {
+    case Layout::kInterleaved:
+      for (size_t i = 0; i < sin_bytes.size(); ++i) {
+        row += sin_bytes[i] + cos_bytes[i];
+      }
+      break;
+    case Layout::kConcatSinCos:
+      for (const auto& b : sin_bytes) row += b;
+      for (const auto& b : cos_bytes) row += b;
+      break;
+    case Layout::kConcatCosSin:
+      for (const auto& b : cos_bytes) row += b;
+      for (const auto& b : sin_bytes) row += b;
+      break;
+    case Layout::kRotateHalf:  // [cos | cos | sin | sin], d/2 each
+      for (int k = 0; k < 2; ++k) {
+        for (const auto& b : cos_bytes) row += b;
+      }
+      for (int k = 0; k < 2; ++k) {
+        for (const auto& b : sin_bytes) row += b;
+      }
+      break;
+    case Layout::kInterleavedPairs:  // cos0 cos0 cos1 cos1 ... sin0 sin0 ...
+      for (const auto& b : cos_bytes) row += b + b;
+      for (const auto& b : sin_bytes) row += b + b;
+      break;
+  }
+  return row;
+}
+
 // Row `pos` of `spec` (with RoPE scaling `rope`, or none), serialised.
 std::string Row(const Spec& spec, uint32_t pos, const Rope* rope = nullptr) {
   const uint32_t half = spec.d / 2;
@@ -465,33 +500,7 @@ std::string Row(const Spec& spec, uint32_t pos, const Rope* rope = nullptr) {
   for (mpfr_ptr v : {base, exponent, freq, angle, s, c}) mpfr_clear(v);
   if (rope != nullptr) RopeValues(*rope, spec, pos, &sin_bytes, &cos_bytes);
 
-  std::string row;
-  switch (spec.layout) {
-    case Layout::kInterleaved:
-      for (uint32_t i = 0; i < half; ++i) row += sin_bytes[i] + cos_bytes[i];
-      break;
-    case Layout::kConcatSinCos:
-      for (const auto& b : sin_bytes) row += b;
-      for (const auto& b : cos_bytes) row += b;
-      break;
-    case Layout::kConcatCosSin:
-      for (const auto& b : cos_bytes) row += b;
-      for (const auto& b : sin_bytes) row += b;
-      break;
-    case Layout::kRotateHalf:  // [cos | cos | sin | sin], d/2 each
-      for (int k = 0; k < 2; ++k) {
-        for (const auto& b : cos_bytes) row += b;
-      }
-      for (int k = 0; k < 2; ++k) {
-        for (const auto& b : sin_bytes) row += b;
-      }
-      break;
-    case Layout::kInterleavedPairs:  // cos0 cos0 cos1 cos1 ... sin0 sin0 ...
-      for (const auto& b : cos_bytes) row += b + b;
-      for (const auto& b : sin_bytes) row += b + b;
-      break;
-  }
-  return row;
+  return LaidOut(spec.layout, sin_bytes, cos_bytes);
 }
 
 // An EncodingSpec (proto EncodingSpec) with the proto's defaults applied.
@@ -683,20 +692,8 @@ std::string EncodingRow(const Encoding& spec, const double* x) {
       cos_bytes[c * half + i] = co[i];
     }
   }
-  std::string row;
-  switch (spec.layout) {
-    case Layout::kConcatSinCos:
-      for (const auto& b : sin_bytes) row += b;
-      for (const auto& b : cos_bytes) row += b;
-      break;
-    case Layout::kConcatCosSin:
-      for (const auto& b : cos_bytes) row += b;
-      for (const auto& b : sin_bytes) row += b;
-      break;
-    default:  // interleaved (the RoPE layouts are refused)
-      for (uint32_t j = 0; j < pairs; ++j) row += sin_bytes[j] + cos_bytes[j];
-      break;
-  }
+  // Interleaved or concatenated (Encode refuses the RoPE layouts).
+  std::string row = LaidOut(spec.layout, sin_bytes, cos_bytes);
   mpfr_t v;
   mpfr_init2(v, 64);
   if (spec.pad_odd_dim) {
@@ -958,6 +955,23 @@ std::vector<uint32_t> Range(uint32_t start, uint32_t end) {
   return positions;
 }
 
+// RoPE scaling `type` with `factor`, M and seq_len, every other parameter
+// unset.
+Rope MakeRope(RopeType type, double factor, uint32_t m, uint32_t seq_len = 0) {
+  Rope rope;
+  rope.type = type;
+  rope.factor = factor;
+  rope.original_max_position_embeddings = m;
+  rope.seq_len = seq_len;
+  return rope;
+}
+
+// Every row of `spec`'s table with RoPE scaling `rope`.
+void PrintRopeTable(const char* rpc, const char* name, const Spec& spec,
+                    const Rope& rope) {
+  PrintRows(rpc, name, spec, Range(0, spec.max_len), &rope);
+}
+
 // The routing key's base, written independently of posenc's code: the
 // fewest significant digits that read back as `x` (printf %.*e, tried from 1
 // to 17 digits), laid out as JavaScript's String(x) (ECMAScript
@@ -1109,58 +1123,37 @@ int main() {
   std::printf("GetStats max_message_bytes 1048576\n");
 
   // RoPE (SCRIPT.md, the rope_ lines).
-  Rope llama3;  // Llama 3.1
-  llama3.type = RopeType::kLlama3;
-  llama3.factor = 8;
-  llama3.original_max_position_embeddings = 8192;
+  Rope llama3 = MakeRope(RopeType::kLlama3, 8, 8192);  // Llama 3.1
   llama3.low_freq_factor = 1;
   llama3.high_freq_factor = 4;
-  const Spec llama3_spec = {128,
-                            500000,
-                            32,
-                            DType::kBFloat16,
-                            Layout::kRotateHalf,
-                            Frequency::kPaper};
-  PrintRows("GetTable", "rope_llama3_bf16", llama3_spec,
-            Range(0, llama3_spec.max_len), &llama3);
+  PrintRopeTable("GetTable", "rope_llama3_bf16",
+                 {128, 500000, 32, DType::kBFloat16, Layout::kRotateHalf,
+                  Frequency::kPaper},
+                 llama3);
 
-  Rope yarn;  // gpt-oss-like
-  yarn.type = RopeType::kYarn;
-  yarn.factor = 32;
-  yarn.original_max_position_embeddings = 4096;
+  Rope yarn = MakeRope(RopeType::kYarn, 32, 4096);  // gpt-oss-like
   yarn.beta_fast = 32;
   yarn.beta_slow = 1;
   yarn.truncate = 0;
-  const Spec yarn_spec = {64,
-                          150000,
-                          16,
-                          DType::kFloat32,
-                          Layout::kInterleavedPairs,
-                          Frequency::kPaper};
-  PrintRows("GetTable", "rope_yarn_pairs_f32", yarn_spec,
-            Range(0, yarn_spec.max_len), &yarn);
+  PrintRopeTable("GetTable", "rope_yarn_pairs_f32",
+                 {64, 150000, 16, DType::kFloat32, Layout::kInterleavedPairs,
+                  Frequency::kPaper},
+                 yarn);
 
-  Rope longrope;  // Phi-3-like, long list (seq_len > M)
-  longrope.type = RopeType::kLongRope;
-  longrope.factor = 32;
-  longrope.original_max_position_embeddings = 4096;
-  longrope.seq_len = 8192;
+  // Phi-3-like, long list (seq_len > M).
+  Rope longrope = MakeRope(RopeType::kLongRope, 32, 4096, 8192);
   longrope.short_factor = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5};
   longrope.long_factor = {1, 1.5, 2.5, 4, 7, 12, 20, 32.5};
-  const Spec longrope_spec = {
-      16, 10000, 16, DType::kFloat64, Layout::kConcatCosSin, Frequency::kPaper};
-  PrintRows("GetTable", "rope_longrope_f64", longrope_spec,
-            Range(0, longrope_spec.max_len), &longrope);
+  PrintRopeTable("GetTable", "rope_longrope_f64",
+                 {16, 10000, 16, DType::kFloat64, Layout::kConcatCosSin,
+                  Frequency::kPaper},
+                 longrope);
 
-  Rope dynamic;
-  dynamic.type = RopeType::kDynamic;
-  dynamic.factor = 2;
-  dynamic.original_max_position_embeddings = 16;
-  dynamic.seq_len = 40;
-  const Spec dynamic_spec = {
-      32, 10000, 40, DType::kFloat16, Layout::kRotateHalf, Frequency::kPaper};
-  PrintRows("StreamBatches", "rope_dynamic_f16_by5", dynamic_spec,
-            Range(0, dynamic_spec.max_len), &dynamic);
+  Rope dynamic = MakeRope(RopeType::kDynamic, 2, 16, 40);
+  PrintRopeTable(
+      "StreamBatches", "rope_dynamic_f16_by5",
+      {32, 10000, 40, DType::kFloat16, Layout::kRotateHalf, Frequency::kPaper},
+      dynamic);
 
   Rope bad_list = longrope;  // 7 short factors for d/2 = 8
   bad_list.short_factor.pop_back();
@@ -1224,10 +1217,7 @@ int main() {
 
   // Partial rotary: d=64, prf 0.5 (rotary dimension 32), DeepSeek-style
   // YaRN. Key only.
-  Rope yarn_prf;
-  yarn_prf.type = RopeType::kYarn;
-  yarn_prf.factor = 40;
-  yarn_prf.original_max_position_embeddings = 4096;
+  Rope yarn_prf = MakeRope(RopeType::kYarn, 40, 4096);
   yarn_prf.beta_fast = 32;
   yarn_prf.beta_slow = 1;
   yarn_prf.mscale = 1;

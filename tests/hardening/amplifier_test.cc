@@ -132,6 +132,19 @@ class AmplifierTest : public ::testing::Test {
                   MetricValue(page, "posenc_rows_computed_outside_cache_total"),
               1);
   }
+  // None of the calls under test reached posenc or did table work (but the
+  // follow-up call), and the server logged nothing.
+  void ExpectNoTraceButTheFollowUp() {
+    ExpectNoneReachedPosenc();
+    ExpectNoTableWork();
+    EXPECT_THAT(NewLogLines(), ::testing::IsEmpty());
+  }
+  // The follow-up call on `stream` of `h2` served, then
+  // ExpectNoTraceButTheFollowUp.
+  void ExpectServedOnlyTheFollowUp(RawH2Client& h2, uint32_t stream) {
+    ExpectFollowUpCallServed(h2, stream);
+    ExpectNoTraceButTheFollowUp();
+  }
   // No status but CANCELLED (and OK) was counted for any table method.
   void ExpectOnlyCancelled() {
     const std::string page = Scrape(server_->metrics_port());
@@ -183,10 +196,7 @@ TEST_F(AmplifierTest, ResetBeforeData_EndsCancelledWithoutWorkOrLogLine) {
   RawH2Client::AppendGrpcMessage(out, stream, kGetRowsRequest, true);
   RawH2Client::AppendRstStream(out, stream);
   ASSERT_TRUE(h2.Send(out));
-  ExpectFollowUpCallServed(h2, stream + 2);
-  ExpectNoneReachedPosenc();
-  ExpectNoTableWork();
-  EXPECT_THAT(NewLogLines(), ::testing::IsEmpty());
+  ExpectServedOnlyTheFollowUp(h2, stream + 2);
   // The connection still serves a real call.
   PosencClient client(ClientTo(server_->target()));
   ExpectStillServing(client);
@@ -208,10 +218,7 @@ TEST_F(AmplifierTest, HalfClosedWithoutMessage_EndsCancelledWithoutLogLine) {
         << method;
     stream += 2;
   }
-  ExpectFollowUpCallServed(h2, stream);
-  ExpectNoneReachedPosenc();
-  ExpectNoTableWork();
-  EXPECT_THAT(NewLogLines(), ::testing::IsEmpty());
+  ExpectServedOnlyTheFollowUp(h2, stream);
 }
 
 // The same from a real gRPC client: a streaming call on the generic API,
@@ -282,10 +289,7 @@ TEST_F(AmplifierTest, DeadlineBeforeMessage_EndsCancelledWithoutLogLine) {
     EXPECT_NE(h2.WaitStreamEnd(sent, absl::Seconds(10)),
               RawH2Client::StreamEnd::kOpen);
   }
-  ExpectFollowUpCallServed(h2, stream);
-  ExpectNoneReachedPosenc();
-  ExpectNoTableWork();
-  EXPECT_THAT(NewLogLines(), ::testing::IsEmpty());
+  ExpectServedOnlyTheFollowUp(h2, stream);
 }
 
 // A real gRPC client whose deadline passes before it writes its request:
@@ -336,9 +340,7 @@ TEST_F(AmplifierTest, ClientDeadlineBeforeWrite_EndsCancelledWithoutLogLine) {
   PosencClient client(ClientTo(server_->target()));
   ExpectStillServing(client);
   EXPECT_GE(WaitRequests("GetTable", "OK", 1), 1);
-  ExpectNoneReachedPosenc();
-  ExpectNoTableWork();
-  EXPECT_THAT(NewLogLines(), ::testing::IsEmpty());
+  ExpectNoTraceButTheFollowUp();
   cq.Shutdown();
   void* tag;
   bool ok;

@@ -24,8 +24,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-
 class BoundedCostTest : public ServerTest {
  protected:
   // A client on its own connection (distinct channel arguments).

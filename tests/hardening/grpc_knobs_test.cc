@@ -121,6 +121,16 @@ TEST(GrpcKnobsTest, OldConnection_GoAwayAfterMaxAgeThenClosedAfterGrace) {
   EXPECT_TRUE(h2.WaitClosed(absl::Seconds(10)));
 }
 
+// Sends PINGs 0..n-1 one by one until a send fails; returns how many went.
+uint64_t SendPings(RawH2Client& h2, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string out;
+    RawH2Client::AppendPing(out, i);
+    if (!h2.Send(out)) return i;
+  }
+  return n;
+}
+
 // PINGs without data: the third strike past --max_ping_strikes=2 gets
 // GOAWAY ENHANCE_YOUR_CALM and the connection is closed.
 TEST(GrpcKnobsTest, PingFlood_GoAwayEnhanceYourCalm) {
@@ -128,11 +138,7 @@ TEST(GrpcKnobsTest, PingFlood_GoAwayEnhanceYourCalm) {
   RawH2Client h2(server->port());
   ASSERT_TRUE(h2.connected());
   absl::SleepFor(absl::Milliseconds(100));
-  for (uint64_t i = 0; i < 10; ++i) {
-    std::string out;
-    RawH2Client::AppendPing(out, i);
-    if (!h2.Send(out)) break;  // closed already
-  }
+  SendPings(h2, 10);  // stops early once the connection is closed
   const std::optional<uint32_t> goaway = h2.WaitGoAway(absl::Seconds(10));
   ASSERT_TRUE(goaway.has_value());
   EXPECT_EQ(*goaway, RawH2Client::kEnhanceYourCalm);
@@ -144,11 +150,7 @@ TEST(GrpcKnobsTest, RaisedPingStrikes_SamePingsTolerated) {
   RawH2Client h2(server->port());
   ASSERT_TRUE(h2.connected());
   absl::SleepFor(absl::Milliseconds(100));
-  for (uint64_t i = 0; i < 10; ++i) {
-    std::string out;
-    RawH2Client::AppendPing(out, i);
-    ASSERT_TRUE(h2.Send(out));
-  }
+  ASSERT_EQ(SendPings(h2, 10), 10u);
   EXPECT_FALSE(h2.WaitGoAway(absl::Seconds(1)).has_value());
 }
 

@@ -18,14 +18,14 @@
 #include "client/posenc_client.h"
 #include "gtest/gtest.h"
 #include "tests/common/subprocess.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc::testing {
 
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+
 inline TableSpec MakeSpec(uint32_t d, uint32_t max_len) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  return spec;
+  return PlainSpec(d, max_len);
 }
 
 // Asserts the server answers GetTable(d=4, max_len=4) with the README's

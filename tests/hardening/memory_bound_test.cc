@@ -74,7 +74,6 @@
 namespace posenc::testing {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kCache = 64 * kMiB;
 constexpr uint64_t kInflight = 64 * kMiB;
 constexpr uint64_t kGrpcQuota = 64 * kMiB;

@@ -10,8 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/common/npy_reader.h"
+#include "tests/common/rope_scalings.h"
 #include "tests/common/subprocess.h"
+#include "tests/common/table_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -22,15 +25,6 @@ using ::testing::HasSubstr;
 class CliTest : public ServerTest {
  protected:
   using Result = ProgramResult;
-
-  Result RunCli(std::vector<std::string> args, bool with_target = true) {
-    args.insert(args.begin(), POSENC_CLI_PATH);
-    if (with_target) {
-      args.push_back("--target");
-      args.push_back(ClientOptions().target);
-    }
-    return RunProgram(args);
-  }
 
   static std::string Temp(const std::string& name) {
     return TestTempPath(name);
@@ -63,20 +57,10 @@ TEST_F(CliTest, GridTable_FileHoldsTheServersGridTable) {
   absl::StatusOr<NpyArray> npy = ReadNpy(path);
   ASSERT_TRUE(npy.ok()) << npy.status();
   EXPECT_EQ(npy->shape, (std::vector<uint64_t>{25, 16}));
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis h, w;
-  h.size = 4;
-  h.channels = 8;
-  w.size = 6;
-  w.channels = 8;
-  grid->axes = {h, w};
-  grid->channel_order = {1, 0};
-  grid->extra_zero_rows = 1;
-  TableSpec spec;
-  spec.d = 16;
-  spec.max_len = 25;
-  spec.layout = Layout::kConcatSinCos;
-  spec.grid = grid;
+  const TableSpec spec =
+      GridTableSpec({GridAxis(4, 8), GridAxis(6, 8)}, {1, 0},
+                    Layout::kConcatSinCos, GridSinCos::kPerAxis,
+                    /*extra_zero_rows=*/1);  // d 16, max_len 25
   absl::StatusOr<Tensor> table = client_->GetTable(spec);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(npy->data, table->data);
@@ -262,10 +246,7 @@ TEST_F(CliTest, EncodeFluxGridToNpy_SameBitsAsTheClientsTuples) {
   absl::StatusOr<NpyArray> npy = ReadNpy(path);
   ASSERT_TRUE(npy.ok()) << npy.status();
   EXPECT_EQ(npy->shape, (std::vector<uint64_t>{12, 256}));
-  EncodingSpec spec;
-  spec.axes_dim = {16, 56, 56};
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotationMatrix;
+  const EncodingSpec spec = AxesSpec({16, 56, 56}, Layout::kRotationMatrix);
   std::vector<double> ids;
   for (int h = 0; h < 3; ++h) {
     for (int w = 2; w < 6; ++w) ids.insert(ids.end(), {0, 1.0 * h, 1.0 * w});
@@ -439,25 +420,14 @@ class HfConfigCliTest : public CliTest {
     ASSERT_TRUE(table.ok()) << table.status();
     EXPECT_EQ(npy->data, table->data);
   }
-  static std::shared_ptr<RopeScaling> Rope(RopeType type) {
-    auto rope = std::make_shared<RopeScaling>();
-    rope->type = type;
-    return rope;
-  }
 };
 
 TEST_F(HfConfigCliTest, Llama3Config_Llama31Scaling) {
   // Llama 3.1 8B: rope_theta 500000, llama3 scaling 8 / 1 / 4 / 8192
   // (hidden 4096 / 32 heads = 128 there; 512 / 16 = 32 here).
-  TableSpec want = Spec(32, 256);
-  want.base = 500000;
-  want.layout = Layout::kRotateHalf;
-  auto rope = Rope(RopeType::kLlama3);
-  rope->factor = 8;
-  rope->low_freq_factor = 1;
-  rope->high_freq_factor = 4;
-  rope->original_max_position_embeddings = 8192;
-  want.rope = rope;
+  const TableSpec want =
+      WithRope(PlainSpec(32, 256, 500000, DType::kFloat32, Layout::kRotateHalf),
+               Llama3Scaling(8, 1, 4, 8192));
   ExpectConfigGives(R"({"hidden_size": 512, "num_attention_heads": 16,
       "max_position_embeddings": 256, "rope_theta": 500000.0,
       "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0,
@@ -469,14 +439,9 @@ TEST_F(HfConfigCliTest, Llama3Config_Llama31Scaling) {
 TEST_F(HfConfigCliTest, YarnConfig_Qwen25Scaling) {
   // Qwen2.5 with YaRN: rope_theta 1e6, {"type": "yarn", "factor": 4,
   // "original_max_position_embeddings": 32768}; head_dim given.
-  TableSpec want = Spec(16, 300);
-  want.base = 1000000;
-  want.dtype = DType::kBFloat16;
-  want.layout = Layout::kInterleavedPairs;
-  auto rope = Rope(RopeType::kYarn);
-  rope->factor = 4;
-  rope->original_max_position_embeddings = 32768;
-  want.rope = rope;
+  const TableSpec want = WithRope(
+      PlainSpec(16, 300, 1000000, DType::kBFloat16, Layout::kInterleavedPairs),
+      YarnScaling(4, 32768));
   ExpectConfigGives(R"({"head_dim": 16, "hidden_size": 64,
       "num_attention_heads": 2, "max_position_embeddings": 131072,
       "rope_theta": 1000000.0, "rope_scaling": {"type": "yarn",
@@ -490,17 +455,13 @@ TEST_F(HfConfigCliTest, DeepSeekV3Config_RotaryHeadSizeAndMscale) {
   // DeepSeek-V3's config.json: no head_dim, hidden 7168 / 128 heads = 56,
   // but only qk_rope_head_dim = 64 channels are rotated; YaRN with M =
   // 4096 and factor = 163840 / 4096 = 40, mscale 1 / mscale_all_dim 1.
-  TableSpec want = Spec(64, 32);
-  want.dtype = DType::kBFloat16;
-  want.layout = Layout::kInterleavedPairs;
-  auto rope = Rope(RopeType::kYarn);
-  rope->factor = 40;
-  rope->original_max_position_embeddings = 4096;
-  rope->beta_fast = 32;
-  rope->beta_slow = 1;
-  rope->mscale = 1;
-  rope->mscale_all_dim = 1;
-  want.rope = rope;
+  RopeScaling yarn = YarnScaling(40, 4096, 32, 1);
+  yarn.mscale = 1;
+  yarn.mscale_all_dim = 1;
+  const TableSpec want =
+      WithRope(PlainSpec(64, 32, kDefaultBase, DType::kBFloat16,
+                         Layout::kInterleavedPairs),
+               yarn);
   ExpectConfigGives(R"({"hidden_size": 7168, "num_attention_heads": 128,
       "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
       "max_position_embeddings": 163840, "rope_theta": 10000,
@@ -515,15 +476,13 @@ TEST_F(HfConfigCliTest, DeepSeekV3Config_RotaryHeadSizeAndMscale) {
 TEST_F(HfConfigCliTest, LongRopeConfig_Phi3Scaling) {
   // Phi-3-mini-128k: partial_rotary_factor absent, original 4096,
   // max_position_embeddings 131072, longrope lists (d/2 = 4 values here).
-  TableSpec want = Spec(8, 64);
-  want.layout = Layout::kConcatCosSin;
-  auto rope = Rope(RopeType::kLongRope);
-  rope->short_factor = {1.0, 1.02, 1.5, 2.0};
-  rope->long_factor = {1.0, 1.25, 3.5, 40.0};
-  rope->original_max_position_embeddings = 4096;
-  rope->factor = 131072.0 / 4096;
   // seq_len unset (as HF's table at initialisation): short_factor.
-  want.rope = rope;
+  RopeScaling longrope = LongRopeScaling(131072.0 / 4096, 4096);
+  longrope.short_factor = {1.0, 1.02, 1.5, 2.0};
+  longrope.long_factor = {1.0, 1.25, 3.5, 40.0};
+  const TableSpec want = WithRope(
+      PlainSpec(8, 64, kDefaultBase, DType::kFloat32, Layout::kConcatCosSin),
+      longrope);
   ExpectConfigGives(R"({"hidden_size": 32, "num_attention_heads": 4,
       "max_position_embeddings": 131072,
       "original_max_position_embeddings": 4096, "rope_theta": 10000.0,

@@ -9,6 +9,7 @@
 #include "core/plan/real_encoding_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -17,14 +18,6 @@ namespace {
 using ::testing::HasSubstr;
 
 class EncodeTest : public ServerTest {};
-
-EncodingSpec FluxTimesteps() {
-  EncodingSpec spec;  // FLUX timestep_embedding(t, 256): t * 1000
-  spec.dim = 256;
-  spec.layout = Layout::kConcatCosSin;
-  spec.scale = 1000;
-  return spec;
-}
 
 std::vector<std::byte> Local(const EncodingSpec& spec,
                              const std::vector<double>& xs) {
@@ -40,7 +33,7 @@ TEST_F(EncodeTest, FluxTimesteps_SameBytesAsCore) {
   for (int k = 0; k < 1024; ++k) ts.push_back(k / 1023.0);
   for (DType dtype :
        {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
-    EncodingSpec spec = FluxTimesteps();
+    EncodingSpec spec = FluxTimestepSpec();
     spec.dtype = dtype;
     absl::StatusOr<Tensor> got = client_->Encode(spec, ts);
     ASSERT_TRUE(got.ok()) << got.status();
@@ -82,13 +75,7 @@ TEST_F(EncodeTest, WorkedExample_AtTwo) {
 }
 
 TEST_F(EncodeTest, NerfCoordinates_WidthAndInputs) {
-  EncodingSpec spec;  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.layout = Layout::kConcatSinCos;
-  spec.num_frequencies = 10;
-  spec.max_freq_exp = 8;
-  spec.coordinates = 3;
-  spec.include_input = true;
+  const EncodingSpec spec = NerfSpec(3, 10, 0, 8, true);
   const std::vector<double> xs = {0.1, -0.2, 0.3, 0.5, 0.25, 1.0};
   absl::StatusOr<Tensor> got = client_->Encode(spec, xs);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -131,7 +118,7 @@ TEST_F(EncodeTest, BadSpecs_InvalidArgumentNamingTheField) {
 }
 
 TEST_F(EncodeTest, BadPositions_NameTheEntryOrTheLimit) {
-  EncodingSpec spec = FluxTimesteps();
+  EncodingSpec spec = FluxTimestepSpec();
   ExpectRefused(client_->Encode(spec, {0.5, 17000}),
                 absl::StatusCode::kOutOfRange, "positions[1] = 17000");
   ExpectRefused(client_->Encode(spec, {0.5, NAN}),

@@ -8,6 +8,7 @@
 
 #include "core/cache/table.h"
 #include "gtest/gtest.h"
+#include "tests/common/table_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc {
@@ -17,19 +18,8 @@ class GridTest : public testing::ServerTest {};
 
 // MAE ViT-B/16 at 224 px with its cls token: 197 rows of 768 channels.
 TableSpec Mae(DType dtype = DType::kFloat32) {
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis axis;
-  axis.size = 14;
-  axis.channels = 384;
-  grid->axes = {axis, axis};
-  grid->channel_order = {1, 0};
-  grid->extra_zero_rows = 1;
-  TableSpec spec;
-  spec.d = 768;
+  TableSpec spec = testing::MaeVitB16Spec(dtype);
   spec.max_len = 0;  // unset: the server takes the grid's 197 rows
-  spec.dtype = dtype;
-  spec.layout = Layout::kConcatSinCos;
-  spec.grid = grid;
   return spec;
 }
 
@@ -101,23 +91,12 @@ TEST_F(GridTest, StreamsAndGetRows_ServeTheCachedGrid) {
 
 TEST_F(GridTest, RationalPositions_SameBytesAsCore) {
   // SD3-style crop: a 24 x 24 table at base_size 8 cropped to 10 x 13.
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis h, w;
-  h.size = 10;
-  h.channels = 16;
-  h.first_index = 7;
-  h.numerator = 1;
-  h.denominator = 3;
-  w = h;
-  w.size = 13;
-  w.first_index = 5;
-  grid->axes = {h, w};
-  grid->channel_order = {1, 0};
-  TableSpec spec;
-  spec.d = 32;
+  TableSpec spec = testing::GridTableSpec(
+      {testing::GridAxis(10, 16, 1, 3, /*first_index=*/7),
+       testing::GridAxis(13, 16, 1, 3, /*first_index=*/5)},
+      {1, 0});
+  spec.max_len = 0;  // unset: the server takes the grid's rows
   spec.dtype = DType::kFloat64;
-  spec.layout = Layout::kConcatSinCos;
-  spec.grid = grid;
   absl::StatusOr<Tensor> table = client_->GetTable(spec);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(table->data, LocalTable(spec));
@@ -126,18 +105,9 @@ TEST_F(GridTest, RationalPositions_SameBytesAsCore) {
 TEST_F(GridTest, LargeGrid_ComputedInPoolChunksSameBytesAsCore) {
   // 128 x 128 x 256 float32 (16 MiB): the server computes it in chunks on
   // its compute pool, each chunk's blocks on its own.
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis axis;
-  axis.size = 128;
-  axis.channels = 128;
-  axis.numerator = 1;
-  axis.denominator = 2;
-  grid->axes = {axis, axis};
-  grid->channel_order = {1, 0};
-  TableSpec spec;
-  spec.d = 256;
-  spec.layout = Layout::kConcatSinCos;
-  spec.grid = grid;
+  const GridSpecAxis axis = testing::GridAxis(128, 128, 1, 2);
+  TableSpec spec = testing::GridTableSpec({axis, axis}, {1, 0});
+  spec.max_len = 0;  // unset: the server takes the grid's rows
   absl::StatusOr<Tensor> table = client_->GetTable(spec);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(table->shape, (std::vector<uint32_t>{16384, 256}));

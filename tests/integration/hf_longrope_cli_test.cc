@@ -26,16 +26,9 @@ class HfLongRopeCliTest : public ServerTest {
   // `extra`; the .npy read back.
   NpyArray Table(const std::string& config, std::vector<std::string> extra) {
     const std::string path = TestTempPath("phi3.npy");
-    std::vector<std::string> args = {POSENC_CLI_PATH,
-                                     "table",
-                                     "--hf-config",
-                                     config,
-                                     "--dtype",
-                                     "float64",
-                                     "-o",
-                                     path,
-                                     "--target",
-                                     ClientOptions().target};
+    std::vector<std::string> args = {
+        "table", "--hf-config", config, "--dtype", "float64", "-o", path};
+    args = CliArgs(std::move(args));
     args.insert(args.end(), extra.begin(), extra.end());
     const ProgramResult cli = RunProgram(args);
     EXPECT_EQ(cli.exit_code, 0) << cli.err;

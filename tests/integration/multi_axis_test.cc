@@ -14,6 +14,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "posenc/v1/posenc.grpc.pb.h"
+#include "tests/common/encoding_specs.h"
+#include "tests/common/table_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -27,22 +29,15 @@ constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                              DType::kBFloat16};
 
 EncodingSpec Flux() {  // FLUX.1: EmbedND(3072, 10000, [16, 56, 56])
-  EncodingSpec spec;
-  spec.axes_dim = {16, 56, 56};
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotationMatrix;
-  return spec;
+  return AxesSpec({16, 56, 56}, Layout::kRotationMatrix);
 }
 
 EncodingSpec Qwen(bool interleaved) {  // head_dim 128, theta 1e6
-  EncodingSpec spec;
-  spec.dim = 128;
-  spec.max_period = 1000000;
-  spec.mrope_section = interleaved ? std::vector<uint32_t>{24, 20, 20}
-                                   : std::vector<uint32_t>{16, 24, 24};
+  EncodingSpec spec = MRopeSpec(128, 1000000,
+                                interleaved ? std::vector<uint32_t>{24, 20, 20}
+                                            : std::vector<uint32_t>{16, 24, 24},
+                                Layout::kRotateHalf);
   spec.mrope_interleaved = interleaved;
-  spec.coordinates = 3;
-  spec.layout = Layout::kRotateHalf;
   return spec;
 }
 
@@ -144,12 +139,8 @@ TEST_F(MultiAxisEncodeTest, QwenVisionIds_SectionsTakeTheirCoordinate) {
   spec.dtype = DType::kFloat64;
   absl::StatusOr<Tensor> got = client_->Encode(spec, {3, 10, 20});
   ASSERT_TRUE(got.ok()) << got.status();
-  TableSpec table;
-  table.d = 128;
-  table.base = 1000000;
-  table.max_len = 32;
-  table.dtype = DType::kFloat64;
-  table.layout = Layout::kRotateHalf;
+  const TableSpec table =
+      PlainSpec(128, 32, 1000000, DType::kFloat64, Layout::kRotateHalf);
   absl::StatusOr<Tensor> rows = client_->GetRows(table, {3, 10, 20});
   ASSERT_TRUE(rows.ok()) << rows.status();
   for (size_t col = 0; col < 256; ++col) {
@@ -171,10 +162,8 @@ TEST_F(MultiAxisEncodeTest, QwenVisionIds_SectionsTakeTheirCoordinate) {
 }
 
 TEST_F(MultiAxisEncodeTest, AxialGrid_SameBitsAsCore) {
-  EncodingSpec spec;  // a ViT of head dim 64 on a 14 x 14 patch grid
-  spec.axes_dim = {32, 32};
-  spec.coordinates = 2;
-  spec.layout = Layout::kInterleavedPairs;
+  // A ViT of head dim 64 on a 14 x 14 patch grid.
+  EncodingSpec spec = AxesSpec({32, 32}, Layout::kInterleavedPairs);
   PositionGrid grid;
   grid.start = {0, 0};
   grid.count = {14, 14};

@@ -84,20 +84,10 @@ class PlotTest : public ServerTest {
  protected:
   using Result = ProgramResult;
 
-  // Runs the CLI with stdout and stderr captured to files (not terminals).
-  Result RunCli(std::vector<std::string> args) {
-    args.insert(args.begin(), POSENC_CLI_PATH);
-    args.push_back("--target");
-    args.push_back(ClientOptions().target);
-    return RunProgram(args);
-  }
-
   // Runs the CLI with stderr on a pseudo-terminal and stdout to /dev/null;
   // returns what the terminal received.
   Result RunCliOnTerminal(std::vector<std::string> args) {
-    args.insert(args.begin(), POSENC_CLI_PATH);
-    args.push_back("--target");
-    args.push_back(ClientOptions().target);
+    args = CliArgs(std::move(args));
     int master = -1, slave = -1;
     if (openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) {
       ADD_FAILURE() << "openpty: " << std::strerror(errno);

@@ -21,17 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class PresetTest : public ServerTest {
- protected:
-  using Result = ProgramResult;
-  // The posenc CLI against this server.
-  Result RunCli(std::vector<std::string> args) {
-    args.insert(args.begin(), POSENC_CLI_PATH);
-    args.push_back("--target");
-    args.push_back(ClientOptions().target);
-    return RunProgram(args);
-  }
-};
+class PresetTest : public ServerTest {};
 
 std::string ReadModel(const std::string& file) {
   std::ifstream in(std::string(POSENC_TESTDATA_DIR) + "/models/" + file);
@@ -100,7 +90,7 @@ TEST_F(PresetTest, Sd3Config_GridTableServedAndCached) {
 }
 
 TEST_F(PresetTest, CliQwen2VlHfConfig_MropeRows) {
-  Result r = RunCli(
+  ProgramResult r = RunCli(
       {"encode", "--hf-config",
        std::string(POSENC_TESTDATA_DIR) + "/models/qwen2_vl_7b_config.json",
        "--positions", "1000,1000,1000,1000,1001,1002"});
@@ -129,16 +119,17 @@ TEST_F(PresetTest, BadCalls_InvalidArgumentNamingTheArgument) {
 }
 
 TEST_F(PresetTest, CliPresetAndConfig_SameCsvAsHandWrittenOptions) {
-  Result by_hand = RunCli({"encode", "--dim", "320", "--layout",
-                           "concat_cos_sin", "--positions", "999.5,0.25"});
+  ProgramResult by_hand =
+      RunCli({"encode", "--dim", "320", "--layout", "concat_cos_sin",
+              "--positions", "999.5,0.25"});
   ASSERT_EQ(by_hand.exit_code, 0) << by_hand.err;
-  Result preset =
+  ProgramResult preset =
       RunCli({"encode", "--preset", "diffusers.Timesteps", "--arg",
               "num_channels=320", "--arg", "flip_sin_to_cos=True", "--arg",
               "downscale_freq_shift=0", "--positions", "999.5,0.25"});
   ASSERT_EQ(preset.exit_code, 0) << preset.err;
   EXPECT_EQ(preset.out, by_hand.out);
-  Result config = RunCli(
+  ProgramResult config = RunCli(
       {"encode", "--diffusers-config",
        std::string(POSENC_TESTDATA_DIR) + "/models/sd15_unet_config.json",
        "--positions", "999.5,0.25"});
@@ -148,22 +139,24 @@ TEST_F(PresetTest, CliPresetAndConfig_SameCsvAsHandWrittenOptions) {
 
 TEST_F(PresetTest, CliPresetMisuse_UsageOrStatusExit) {
   // A spec option beside a preset: usage error (2), before any call.
-  Result mixed =
+  ProgramResult mixed =
       RunCli({"encode", "--preset", "flux.timestep_embedding", "--arg",
               "dim=256", "--shift", "1", "--positions", "0"});
   EXPECT_EQ(mixed.exit_code, 2);
   EXPECT_THAT(mixed.err, HasSubstr("--shift cannot be combined with --preset"));
-  Result bad_arg = RunCli({"encode", "--preset", "flux.timestep_embedding",
-                           "--arg", "dim", "--positions", "0"});
+  ProgramResult bad_arg =
+      RunCli({"encode", "--preset", "flux.timestep_embedding", "--arg", "dim",
+              "--positions", "0"});
   EXPECT_EQ(bad_arg.exit_code, 2);
   EXPECT_THAT(bad_arg.err, HasSubstr("is not name=value"));
   // The server's refusal: exit 1 with the status.
-  Result unknown = RunCli({"encode", "--preset", "flux.timestep_embedding",
-                           "--arg", "dims=256", "--positions", "0"});
+  ProgramResult unknown =
+      RunCli({"encode", "--preset", "flux.timestep_embedding", "--arg",
+              "dims=256", "--positions", "0"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("INVALID_ARGUMENT: arguments.dims"));
   // An encoding preset asked for as a table.
-  Result table = RunCli(
+  ProgramResult table = RunCli(
       {"table", "--preset", "flux.timestep_embedding", "--arg", "dim=256"});
   EXPECT_EQ(table.exit_code, 2);
   EXPECT_THAT(table.err, HasSubstr("use encode"));

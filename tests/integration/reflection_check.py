@@ -20,6 +20,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "common"))
+from protobuf_wire import pb_bytes, read_varint  # noqa: E402
 from server_process import ServerProcess  # noqa: E402
 
 REFLECTION = ("/grpc.reflection.v1alpha.ServerReflection/"
@@ -31,55 +32,21 @@ EXPECTED = {"posenc.v1.PositionalEncoding", "grpc.health.v1.Health",
 
 
 # --- protobuf wire format, just what ServerReflectionRequest/Response need.
-def varint(n):
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def string_field(number, text):
-    data = text.encode()
-    return varint(number << 3 | 2) + varint(len(data)) + data
+    return pb_bytes(number, text.encode())
 
 
 def fields(data):
     """(field number, value) of a message; value is bytes or int."""
     i = 0
     while i < len(data):
-        key, shift = 0, 0
-        while True:
-            b = data[i]
-            i += 1
-            key |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
+        key, i = read_varint(data, i)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            value, shift = 0, 0
-            while True:
-                b = data[i]
-                i += 1
-                value |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
+            value, i = read_varint(data, i)
             yield number, value
         elif wire == 2:
-            length, shift = 0, 0
-            while True:
-                b = data[i]
-                i += 1
-                length |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
+            length, i = read_varint(data, i)
             yield number, data[i:i + length]
             i += length
         else:

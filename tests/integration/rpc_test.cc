@@ -15,6 +15,7 @@
 #include "core/plan/encoding.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/table_specs.h"
 #include "tests/integration/server_fixture.h"
 
 namespace posenc::testing {
@@ -258,12 +259,8 @@ TEST_P(SpecValidationTest, EveryTableRpc_ReturnsCodeNamingField) {
 
 TableSpec With(uint32_t d, uint32_t max_len, double base = kDefaultBase,
                Frequency frequency = Frequency::kPaper) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  spec.base = base;
-  spec.frequency = frequency;
-  return spec;
+  return ::posenc::testing::PlainSpec(d, max_len, base, DType::kFloat32,
+                                      Layout::kInterleaved, frequency);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -4,11 +4,16 @@
 #define POSENC_TESTS_INTEGRATION_SERVER_FIXTURE_H_
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "client/posenc_client.h"
 #include "gtest/gtest.h"
 #include "server/posenc_server.h"
+#include "tests/common/subprocess.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc::testing {
 
@@ -62,11 +67,28 @@ class ServerTest : public ::testing::Test {
   }
 
   static TableSpec Spec(uint32_t d, uint32_t max_len) {
-    TableSpec spec;
-    spec.d = d;
-    spec.max_len = max_len;
-    return spec;
+    return PlainSpec(d, max_len);
   }
+
+#ifdef POSENC_CLI_PATH
+  // The posenc CLI's argv: POSENC_CLI_PATH, `args`, then this server's
+  // --target unless with_target is false.
+  std::vector<std::string> CliArgs(std::vector<std::string> args,
+                                   bool with_target = true) const {
+    args.insert(args.begin(), POSENC_CLI_PATH);
+    if (with_target) {
+      args.push_back("--target");
+      args.push_back(ClientOptions().target);
+    }
+    return args;
+  }
+
+  // Runs the CLI (CliArgs) with stdout and stderr captured to files.
+  ProgramResult RunCli(std::vector<std::string> args,
+                       bool with_target = true) const {
+    return RunProgram(CliArgs(std::move(args), with_target));
+  }
+#endif
 
   std::unique_ptr<PosencServer> server_;
   std::unique_ptr<PosencClient> client_;

@@ -17,6 +17,7 @@
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "tests/common/subprocess.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc::testing {
 namespace {
@@ -64,10 +65,7 @@ PosencClient::Options ClientTo(const std::string& target) {
 }
 
 TableSpec Spec(uint32_t d, uint32_t max_len) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  return spec;
+  return ::posenc::testing::PlainSpec(d, max_len);
 }
 
 TEST(ServerProcessTest, SigtermWithSlowStream_NotServingDrainsExitsZero) {

@@ -20,7 +20,10 @@
 #include "core/spec/encoding_spec.h"
 #include "core/spec/rope.h"
 #include "core/spec/table_spec.h"
+#include "tests/common/encoding_specs.h"
+#include "tests/common/rope_scalings.h"
 #include "tests/common/sha256_hex.h"
+#include "tests/common/table_specs.h"
 
 namespace {
 
@@ -28,108 +31,72 @@ using posenc::DType;
 using posenc::EncodingSpec;
 using posenc::Frequency;
 using posenc::FrequencyScheme;
-using posenc::GridSpec;
-using posenc::GridSpecAxis;
+using posenc::GridSinCos;
 using posenc::Layout;
 using posenc::RopeScaling;
-using posenc::RopeType;
 using posenc::TableSpec;
 using posenc::Tensor;
-
-TableSpec Spec(uint32_t d, uint32_t max_len, double base = 10000,
-               DType dtype = DType::kFloat32,
-               Layout layout = Layout::kInterleaved,
-               Frequency frequency = Frequency::kPaper) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  spec.base = base;
-  spec.dtype = dtype;
-  spec.layout = layout;
-  spec.frequency = frequency;
-  return spec;
-}
-
-// `spec` with RoPE scaling `rope`.
-TableSpec WithRope(TableSpec spec, const RopeScaling& rope) {
-  spec.rope = std::make_shared<const RopeScaling>(rope);
-  return spec;
-}
+using posenc::testing::DynamicScaling;
+using posenc::testing::FluxTimestepSpec;
+using posenc::testing::GridAxis;
+using posenc::testing::GridTableSpec;
+using posenc::testing::Llama3Scaling;
+using posenc::testing::LongRopeScaling;
+using posenc::testing::PlainSpec;
+using posenc::testing::TimestepSpec;
+using posenc::testing::WithRope;
+using posenc::testing::YarnScaling;
 
 // The RoPE specs of SCRIPT.md (max_len as in the calls).
 // SCRIPT.md's grid_crop_f16: max_len unset (the grid's 16 rows).
 TableSpec GridCropF16() {
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis h, w;
-  h.size = 3;
-  h.channels = 16;
-  h.first_index = 10;
-  h.numerator = 1;
-  h.denominator = 3;
-  w = h;
-  w.size = 5;
-  w.first_index = 9;
-  grid->axes = {h, w};
-  grid->channel_order = {1, 0};
-  grid->extra_zero_rows = 1;
-  TableSpec spec = Spec(32, 0, 10000, DType::kFloat16, Layout::kConcatSinCos);
-  spec.grid = std::move(grid);
+  TableSpec spec =
+      GridTableSpec({GridAxis(3, 16, 1, 3, /*first_index=*/10),
+                     GridAxis(5, 16, 1, 3, /*first_index=*/9)},
+                    {1, 0}, Layout::kConcatSinCos, GridSinCos::kPerAxis,
+                    /*extra_zero_rows=*/1);
+  spec.max_len = 0;
+  spec.dtype = DType::kFloat16;
   return spec;
 }
 
 TableSpec RopeLlama3Bf16() {  // Llama 3.1
-  RopeScaling r;
-  r.type = RopeType::kLlama3;
-  r.factor = 8;
-  r.original_max_position_embeddings = 8192;
-  r.low_freq_factor = 1;
-  r.high_freq_factor = 4;
-  return WithRope(Spec(128, 32, 500000, DType::kBFloat16, Layout::kRotateHalf),
-                  r);
+  return WithRope(
+      PlainSpec(128, 32, 500000, DType::kBFloat16, Layout::kRotateHalf),
+      Llama3Scaling(8, 1, 4, 8192));
 }
 
 TableSpec RopeYarnPairsF32() {  // gpt-oss-like
-  RopeScaling r;
-  r.type = RopeType::kYarn;
-  r.factor = 32;
-  r.original_max_position_embeddings = 4096;
-  r.beta_fast = 32;
-  r.beta_slow = 1;
+  RopeScaling r = YarnScaling(32, 4096, 32, 1);
   r.truncate = false;
   return WithRope(
-      Spec(64, 16, 150000, DType::kFloat32, Layout::kInterleavedPairs), r);
+      PlainSpec(64, 16, 150000, DType::kFloat32, Layout::kInterleavedPairs), r);
 }
 
 RopeScaling LongRope() {  // Phi-3-like, long list (seq_len > M)
-  RopeScaling r;
-  r.type = RopeType::kLongRope;
-  r.factor = 32;
-  r.original_max_position_embeddings = 4096;
-  r.seq_len = 8192;
+  RopeScaling r = LongRopeScaling(32, 4096, 8192);
   r.short_factor = {1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4.5};
   r.long_factor = {1, 1.5, 2.5, 4, 7, 12, 20, 32.5};
   return r;
 }
 
 TableSpec RopeLongropeF64() {
-  return WithRope(Spec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
-                  LongRope());
+  return WithRope(
+      PlainSpec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
+      LongRope());
 }
 
 TableSpec RopeBadList() {  // 7 short factors for d/2 = 8
   RopeScaling r = LongRope();
   r.short_factor.pop_back();
-  return WithRope(Spec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin),
-                  r);
+  return WithRope(
+      PlainSpec(16, 16, 10000, DType::kFloat64, Layout::kConcatCosSin), r);
 }
 
 TableSpec RopeDynamicF16() {
-  RopeScaling r;
-  r.type = RopeType::kDynamic;
-  r.factor = 2;
-  r.original_max_position_embeddings = 16;
-  r.seq_len = 40;
-  return WithRope(Spec(32, 40, 10000, DType::kFloat16, Layout::kRotateHalf), r);
+  return WithRope(
+      PlainSpec(32, 40, 10000, DType::kFloat16, Layout::kRotateHalf),
+      DynamicScaling(2, 16, 40));
 }
 
 // d=64, partial_rotary_factor 0.5, DeepSeek-style YaRN. The core spec has
@@ -154,24 +121,9 @@ posenc::v1::TableSpec RopeYarnPrfProto() {
 }
 
 // The Encode specs of SCRIPT.md.
-EncodingSpec Exponential(uint32_t dim, Layout layout, DType dtype) {
-  EncodingSpec spec;
-  spec.dim = dim;
-  spec.layout = layout;
-  spec.dtype = dtype;
-  return spec;
-}
-
 EncodingSpec NerfBf16() {  // nerfstudio NeRFEncoding(3, 10, 0, 8, True)
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.layout = Layout::kConcatSinCos;
+  EncodingSpec spec = posenc::testing::NerfSpec(3, 10, 0, 8, true);
   spec.dtype = DType::kBFloat16;
-  spec.num_frequencies = 10;
-  spec.min_freq_exp = 0;
-  spec.max_freq_exp = 8;
-  spec.coordinates = 3;
-  spec.include_input = true;
   return spec;
 }
 
@@ -234,38 +186,42 @@ int main(int argc, char** argv) {
   options.timeout = absl::Seconds(20);
   posenc::PosencClient client(options);
 
-  PrintTensor("GetTable", "d4_f32", client.GetTable(Spec(4, 16)));
+  PrintTensor("GetTable", "d4_f32", client.GetTable(PlainSpec(4, 16)));
   PrintTensor("GetTable", "d512_f64_concat",
-              client.GetTable(Spec(512, 40, 500.5, DType::kFloat64,
-                                   Layout::kConcatSinCos)));
-  PrintTensor("GetTable", "d1024_f16_t2t",
-              client.GetTable(Spec(1024, 24, 1e6, DType::kFloat16,
-                                   Layout::kInterleaved, Frequency::kT2T)));
+              client.GetTable(PlainSpec(512, 40, 500.5, DType::kFloat64,
+                                        Layout::kConcatSinCos)));
+  PrintTensor(
+      "GetTable", "d1024_f16_t2t",
+      client.GetTable(PlainSpec(1024, 24, 1e6, DType::kFloat16,
+                                Layout::kInterleaved, Frequency::kT2T)));
   PrintTensor("GetTable", "d64_bf16_cossin",
-              client.GetTable(Spec(64, 100, 10000, DType::kBFloat16,
-                                   Layout::kConcatCosSin)));
+              client.GetTable(PlainSpec(64, 100, 10000, DType::kBFloat16,
+                                        Layout::kConcatCosSin)));
 
   Collected rows;
   absl::Status status =
-      client.StreamRows(Spec(512, 64), 5, 37, rows.Callback());
+      client.StreamRows(PlainSpec(512, 64), 5, 37, rows.Callback());
   PrintPayload("StreamRows", "d512_f32_5_37", status, rows.dtype, rows.rows,
                512, rows.bytes);
   Collected batches;
-  status = client.StreamBatches(Spec(256, 128, 10000, DType::kBFloat16,
+  status =
+      client.StreamBatches(PlainSpec(256, 128, 10000, DType::kBFloat16,
                                      Layout::kInterleaved, Frequency::kT2T),
-                                3, 100, 7, batches.Callback());
+                           3, 100, 7, batches.Callback());
   PrintPayload("StreamBatches", "d256_bf16_t2t_3_100_by7", status,
                batches.dtype, batches.rows, 256, batches.bytes);
   const std::vector<uint32_t> positions = {9, 0, 9, 63, 1, 2, 2, 40};
   PrintTensor("GetRows", "d128_f16_concat",
-              client.GetRows(
-                  Spec(128, 64, 1234.5, DType::kFloat16, Layout::kConcatSinCos),
-                  positions));
+              client.GetRows(PlainSpec(128, 64, 1234.5, DType::kFloat16,
+                                       Layout::kConcatSinCos),
+                             positions));
 
-  PrintTensor("GetTable", "odd_d", client.GetTable(Spec(5, 8)));
+  PrintTensor("GetTable", "odd_d", client.GetTable(PlainSpec(5, 8)));
   const std::vector<uint32_t> past_end = {3, 16};
-  PrintTensor("GetRows", "past_max_len", client.GetRows(Spec(4, 16), past_end));
-  PrintTensor("GetTable", "over_max_message", client.GetTable(Spec(1024, 512)));
+  PrintTensor("GetRows", "past_max_len",
+              client.GetRows(PlainSpec(4, 16), past_end));
+  PrintTensor("GetTable", "over_max_message",
+              client.GetTable(PlainSpec(1024, 512)));
 
   absl::StatusOr<posenc::v1::GetStatsResponse> stats = client.GetStats();
   if (stats.ok()) {
@@ -292,41 +248,36 @@ int main(int argc, char** argv) {
   PrintTensor("GetTable", "rope_bad_list", client.GetTable(RopeBadList()));
 
   // Encode.
-  EncodingSpec flux = Exponential(256, Layout::kConcatCosSin, DType::kFloat32);
-  flux.scale = 1000;
+  const EncodingSpec flux = FluxTimestepSpec();
   const std::vector<double> flux_t = {0, 0.25, 0.5, 0.999, 1.0 / 3};
   PrintTensor("Encode", "flux_t_f32", client.Encode(flux, flux_t));
-  EncodingSpec sd = Exponential(321, Layout::kConcatCosSin, DType::kFloat16);
+  EncodingSpec sd = TimestepSpec(321, Layout::kConcatCosSin);
+  sd.dtype = DType::kFloat16;
   sd.pad_odd_dim = true;
   const std::vector<double> sd_t = {999.5, 0, 1, 500.25, -3.75};
   PrintTensor("Encode", "sd_pad_f16", client.Encode(sd, sd_t));
-  EncodingSpec diffusers =
-      Exponential(64, Layout::kConcatSinCos, DType::kFloat64);
+  EncodingSpec diffusers = TimestepSpec(64, Layout::kConcatSinCos);
+  diffusers.dtype = DType::kFloat64;
   diffusers.shift = 1;
   const std::vector<double> diffusers_t = {0.001, 999, 123.456};
   PrintTensor("Encode", "diffusers_shift1_f64",
               client.Encode(diffusers, diffusers_t));
   const std::vector<double> nerf_points = {0.5, -0.25, 0.1, 0.3, 1, -0.75};
   PrintTensor("Encode", "nerf_bf16", client.Encode(NerfBf16(), nerf_points));
-  EncodingSpec flux_rope;  // diffusers FluxPosEmbed(10000, [4, 6, 6])
-  flux_rope.layout = Layout::kInterleavedPairs;
-  flux_rope.axes_dim = {4, 6, 6};
-  flux_rope.coordinates = 3;
+  // diffusers FluxPosEmbed(10000, [4, 6, 6])
+  const EncodingSpec flux_rope =
+      posenc::testing::AxesSpec({4, 6, 6}, Layout::kInterleavedPairs);
   PrintTensor("Encode", "flux_rope_pairs_f32",
               client.Encode(flux_rope, {0, 0, 0, 0, 1, 2, 0, 31, 17}));
-  EncodingSpec qwen;  // Qwen2-VL M-RoPE, head_dim 16, sections 2, 3, 3
-  qwen.dim = 16;
-  qwen.max_period = 1000000;
+  // Qwen2-VL M-RoPE, head_dim 16, sections 2, 3, 3
+  EncodingSpec qwen =
+      posenc::testing::MRopeSpec(16, 1000000, {2, 3, 3}, Layout::kRotateHalf);
   qwen.dtype = DType::kBFloat16;
-  qwen.layout = Layout::kRotateHalf;
-  qwen.mrope_section = {2, 3, 3};
-  qwen.coordinates = 3;
   PrintTensor("Encode", "qwen2_mrope_bf16",
               client.Encode(qwen, {7, 7, 7, 10, 11, 12, 10, 11, 13}));
   const std::vector<double> one = {1};
   PrintTensor("Encode", "odd_dim",
-              client.Encode(
-                  Exponential(5, Layout::kInterleaved, DType::kFloat32), one));
+              client.Encode(TimestepSpec(5, Layout::kInterleaved), one));
   const std::vector<double> past_limit = {17000};
   PrintTensor("Encode", "past_limit", client.Encode(flux, past_limit));
 
@@ -335,37 +286,47 @@ int main(int argc, char** argv) {
   PrintTensor("GetTable", "grid_crop_f16", client.GetTable(crop));
 
   // The routing keys of the specs above and of tricky bases.
-  PrintKey("d4_f32", Spec(4, 1, 10000, DType::kFloat32, Layout::kInterleaved,
-                          Frequency::kPaper));
-  PrintKey("d512_f64_concat", Spec(512, 1, 500.5, DType::kFloat64,
-                                   Layout::kConcatSinCos, Frequency::kPaper));
-  PrintKey("d1024_f16_t2t", Spec(1024, 1, 1e6, DType::kFloat16,
-                                 Layout::kInterleaved, Frequency::kT2T));
-  PrintKey("d64_bf16_cossin", Spec(64, 1, 10000, DType::kBFloat16,
-                                   Layout::kConcatCosSin, Frequency::kPaper));
-  PrintKey("d256_bf16_t2t", Spec(256, 1, 10000, DType::kBFloat16,
-                                 Layout::kInterleaved, Frequency::kT2T));
-  PrintKey("d128_f16_concat", Spec(128, 1, 1234.5, DType::kFloat16,
-                                   Layout::kConcatSinCos, Frequency::kPaper));
-  PrintKey("base_1e21", Spec(8, 1, 1e21, DType::kFloat32, Layout::kInterleaved,
-                             Frequency::kPaper));
-  PrintKey("base_5e-324", Spec(8, 1, 5e-324, DType::kFloat32,
-                               Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_0.1", Spec(8, 1, 0.1, DType::kFloat32, Layout::kInterleaved,
-                            Frequency::kPaper));
-  PrintKey("base_123456789012345680000",
-           Spec(8, 1, 123456789012345680000.0, DType::kFloat32,
-                Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_1e-7", Spec(8, 1, 1e-7, DType::kFloat32, Layout::kInterleaved,
-                             Frequency::kPaper));
-  PrintKey("base_1.7976931348623157e308",
-           Spec(8, 1, 1.7976931348623157e308, DType::kFloat32,
-                Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_0.30000000000000004",
-           Spec(8, 1, 0.30000000000000004, DType::kFloat32,
-                Layout::kInterleaved, Frequency::kPaper));
-  PrintKey("base_1e16", Spec(8, 1, 1e16, DType::kFloat32, Layout::kInterleaved,
-                             Frequency::kPaper));
+  struct KeyCase {
+    const char* name;
+    uint32_t d;
+    double base;
+    DType dtype;
+    Layout layout;
+    Frequency frequency;
+  };
+  const KeyCase plain_keys[] = {
+      {"d4_f32", 4, 10000, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"d512_f64_concat", 512, 500.5, DType::kFloat64, Layout::kConcatSinCos,
+       Frequency::kPaper},
+      {"d1024_f16_t2t", 1024, 1e6, DType::kFloat16, Layout::kInterleaved,
+       Frequency::kT2T},
+      {"d64_bf16_cossin", 64, 10000, DType::kBFloat16, Layout::kConcatCosSin,
+       Frequency::kPaper},
+      {"d256_bf16_t2t", 256, 10000, DType::kBFloat16, Layout::kInterleaved,
+       Frequency::kT2T},
+      {"d128_f16_concat", 128, 1234.5, DType::kFloat16, Layout::kConcatSinCos,
+       Frequency::kPaper},
+      {"base_1e21", 8, 1e21, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_5e-324", 8, 5e-324, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_0.1", 8, 0.1, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_123456789012345680000", 8, 123456789012345680000.0,
+       DType::kFloat32, Layout::kInterleaved, Frequency::kPaper},
+      {"base_1e-7", 8, 1e-7, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+      {"base_1.7976931348623157e308", 8, 1.7976931348623157e308,
+       DType::kFloat32, Layout::kInterleaved, Frequency::kPaper},
+      {"base_0.30000000000000004", 8, 0.30000000000000004, DType::kFloat32,
+       Layout::kInterleaved, Frequency::kPaper},
+      {"base_1e16", 8, 1e16, DType::kFloat32, Layout::kInterleaved,
+       Frequency::kPaper},
+  };
+  for (const KeyCase& k : plain_keys) {
+    PrintKey(k.name, PlainSpec(k.d, 1, k.base, k.dtype, k.layout, k.frequency));
+  }
   PrintKey("rope_llama3_bf16", RopeLlama3Bf16());
   PrintKey("rope_yarn_pairs_f32", RopeYarnPairsF32());
   PrintKey("rope_longrope_f64", RopeLongropeF64());
@@ -376,7 +337,7 @@ int main(int argc, char** argv) {
   PrintKey("grid_crop_f16", crop);
 
   const std::vector<uint32_t> two = {2};
-  absl::StatusOr<Tensor> example = client.GetRows(Spec(4, 16), two);
+  absl::StatusOr<Tensor> example = client.GetRows(PlainSpec(4, 16), two);
   if (!example.ok()) {
     std::printf("Example d4_pos2 %s\n",
                 absl::StatusCodeToString(example.status().code()).c_str());

@@ -27,6 +27,7 @@ namespace {
 
 using testing::CheckRowPairs;
 using testing::CheckStats;
+using testing::MakeSpec;
 using testing::ReferenceFamily;
 using testing::ReportChecked;
 using testing::ReportComparedNotMpfr;
@@ -34,18 +35,6 @@ using testing::ReportComparedNotMpfr;
 constexpr uint32_t kMaxPos = 1u << 24;
 using ::posenc::testing::kDTypes;
 constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
-
-TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
-                   Frequency frequency) {
-  TableSpec s;
-  s.d = d;
-  s.base = base;
-  s.dtype = dtype;
-  s.layout = layout;
-  s.frequency = frequency;
-  s.max_len = 1;
-  return s;
-}
 
 // Where column i's sin and cos land, in elements, in a row of `layout`
 // with `half` columns: {sin slot, cos slot}.

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/real_encoding_plan.h"
+#include "tests/common/table_specs.h"
 #include "tests/numerics/mpfr_reference.h"
 
 namespace posenc::testing {
@@ -29,12 +31,38 @@ inline uint64_t FreshSeed() {
          (uint64_t{std::random_device{}()} << 32);
 }
 
+// A generator seeded with FreshSeed(), the seed printed first as
+// "[numerics] <what>: POSENC_SEED=<seed>" so that a failing run replays.
+inline std::mt19937_64 SeededRng(const char* what) {
+  const uint64_t seed = FreshSeed();
+  std::printf("[numerics] %s: POSENC_SEED=%llu\n", what,
+              static_cast<unsigned long long>(seed));
+  return std::mt19937_64(seed);
+}
+
 // Every dtype, and the layouts of a plain table (each value once), that
 // the numerics tests sweep.
 inline constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,
                                     DType::kFloat16, DType::kBFloat16};
 inline constexpr Layout kPlainLayouts[] = {
     Layout::kInterleaved, Layout::kConcatSinCos, Layout::kConcatCosSin};
+
+// A plain table spec in the argument order of the numerics tests.
+inline TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
+                          Frequency frequency, uint32_t max_len = 1) {
+  return PlainSpec(d, max_len, base, dtype, layout, frequency);
+}
+
+// RealEncodingPlan::Create refuses `spec`: INVALID_ARGUMENT naming `field`.
+inline void ExpectInvalidEncoding(const EncodingSpec& spec,
+                                  const std::string& field) {
+  const absl::StatusOr<RealEncodingPlan> plan =
+      RealEncodingPlan::Create(spec, {});
+  ASSERT_FALSE(plan.ok()) << spec.DebugString();
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find(field), std::string::npos)
+      << plan.status();
+}
 
 struct CheckStats {
   uint64_t values = 0;

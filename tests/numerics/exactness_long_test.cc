@@ -12,23 +12,26 @@
 namespace posenc {
 namespace {
 
+// A random spec of the sampled families, drawing d, base, frequency, dtype
+// and layout from `rng` in that order.
+TableSpec RandomSpec(std::mt19937_64& rng) {
+  constexpr double kBases[] = {500.0, 1e4, 1e6, 500.5, 2.0, 123456.789};
+  constexpr uint32_t kDs[] = {4, 30, 512, 4096, 8192, 65536};
+  TableSpec spec;
+  spec.d = kDs[rng() % 6];
+  spec.base = kBases[rng() % 6];
+  spec.frequency = (rng() & 1) ? Frequency::kPaper : Frequency::kT2T;
+  spec.dtype = testing::kDTypes[rng() % 4];
+  spec.layout = testing::kPlainLayouts[rng() % 3];
+  return spec;
+}
+
 TEST(LongRandomSamples, MillionsOfValuesEveryDtype_ZeroMismatchedBits) {
   std::mt19937_64 rng(12345);
   testing::CheckStats stats;
-  const double kBases[] = {500.0, 1e4, 1e6, 500.5, 2.0, 123456.789};
-  constexpr uint32_t kDs[] = {4, 30, 512, 4096, 8192, 65536};
-  constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,
-                               DType::kFloat16, DType::kBFloat16};
-  constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                                 Layout::kConcatCosSin};
   std::uniform_int_distribution<uint32_t> pos_dist(0, 1u << 24);
   while (stats.values < 3000000) {
-    TableSpec spec;
-    spec.d = kDs[rng() % 6];
-    spec.base = kBases[rng() % 6];
-    spec.frequency = (rng() & 1) ? Frequency::kPaper : Frequency::kT2T;
-    spec.dtype = kDTypes[rng() % 4];
-    spec.layout = kLayouts[rng() % 3];
+    const TableSpec spec = RandomSpec(rng);
     testing::ReferenceFamily ref(spec);
     std::vector<uint32_t> positions(64);
     for (auto& p : positions) p = pos_dist(rng);
@@ -51,19 +54,8 @@ TEST(LongRandomSamples, MillionsOfValuesEveryDtype_ZeroMismatchedBits) {
 TEST(LongRandomSamples, RangesAngleAdditionEveryDtype_ZeroMismatchedBits) {
   std::mt19937_64 rng(54321);
   testing::CheckStats stats;
-  const double kBases[] = {500.0, 1e4, 1e6, 500.5, 2.0, 123456.789};
-  constexpr uint32_t kDs[] = {4, 30, 512, 4096, 8192, 65536};
-  constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64,
-                               DType::kFloat16, DType::kBFloat16};
-  constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
-                                 Layout::kConcatCosSin};
   while (stats.values < 1000000) {
-    TableSpec spec;
-    spec.d = kDs[rng() % 6];
-    spec.base = kBases[rng() % 6];
-    spec.frequency = (rng() & 1) ? Frequency::kPaper : Frequency::kT2T;
-    spec.dtype = kDTypes[rng() % 4];
-    spec.layout = kLayouts[rng() % 3];
+    const TableSpec spec = RandomSpec(rng);
     testing::ReferenceFamily ref(spec);
     const EncodingPlan plan(spec);
     const uint32_t count = 16 + static_cast<uint32_t>(rng() % 185);

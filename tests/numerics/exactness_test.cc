@@ -27,24 +27,13 @@ namespace {
 
 using testing::CheckRowPairs;
 using testing::CheckStats;
+using testing::MakeSpec;
 using testing::ReferenceFamily;
 using testing::ReportChecked;
 
 using ::posenc::testing::kDTypes;
 constexpr auto& kLayouts = ::posenc::testing::kPlainLayouts;
 constexpr Frequency kFrequencies[] = {Frequency::kPaper, Frequency::kT2T};
-
-TableSpec MakeSpec(uint32_t d, double base, DType dtype, Layout layout,
-                   Frequency frequency, uint32_t max_len = 1) {
-  TableSpec s;
-  s.d = d;
-  s.base = base;
-  s.dtype = dtype;
-  s.layout = layout;
-  s.frequency = frequency;
-  s.max_len = max_len;
-  return s;
-}
 
 std::vector<uint32_t> AllPairs(uint32_t d) {
   std::vector<uint32_t> v(d / 2);

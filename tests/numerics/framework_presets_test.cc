@@ -13,11 +13,22 @@
 #include <vector>
 
 #include "core/plan/encoding.h"
+#include "tests/common/rope_scalings.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/rope_reference.h"
 
 namespace posenc {
 namespace {
+
+// Records `values` compared with posenc's output (the frameworks' float32
+// error, not an MPFR check) as values_compared_not_mpfr, and prints it.
+void ReportComparedWithPosenc(const char* suite, uint64_t values) {
+  ::testing::Test::RecordProperty("values_compared_not_mpfr",
+                                  std::to_string(values));
+  std::printf(
+      "[numerics] %s: %llu values compared with posenc's output (not MPFR)\n",
+      suite, static_cast<unsigned long long>(values));
+}
 
 // A framework's formula: value of column `col` of row `pos` for width d,
 // evaluated at 256 bits in the framework's own literal form.
@@ -258,11 +269,7 @@ TEST(FrameworkFloat32Error, D512_ReportsMaxAbsErrorVsExact) {
           << ": docs/numerics.md's share of differing values is out of date";
     }
   }
-  RecordProperty("values_compared_not_mpfr", std::to_string(checked));
-  std::printf(
-      "[numerics] FrameworkFloat32Error: %llu values compared with posenc's "
-      "output (not MPFR)\n",
-      static_cast<unsigned long long>(checked));
+  ReportComparedWithPosenc("FrameworkFloat32Error", checked);
 }
 
 // HF transformers' float32 RoPE recipe (modeling_rope_utils.py and the
@@ -354,18 +361,8 @@ std::vector<float> HfYarn(double base, uint32_t dim, const RopeScaling& r) {
 TEST(FrameworkRopeFloat32Error, Llama31AndYarnTo128k_ReportsErrorVsExact) {
   constexpr uint32_t kHeadDim = 128;
   constexpr uint32_t kMaxPos = 131072;
-  RopeScaling llama;
-  llama.type = RopeType::kLlama3;
-  llama.factor = 8;
-  llama.low_freq_factor = 1;
-  llama.high_freq_factor = 4;
-  llama.original_max_position_embeddings = 8192;
-  RopeScaling yarn;
-  yarn.type = RopeType::kYarn;
-  yarn.factor = 4;
-  yarn.original_max_position_embeddings = 32768;
-  yarn.beta_fast = 32;
-  yarn.beta_slow = 1;
+  const RopeScaling llama = testing::Llama3Scaling(8, 1, 4, 8192);
+  const RopeScaling yarn = testing::YarnScaling(4, 32768, 32, 1);
   const HfRopeFloat32 kRecipes[] = {
       {"llama3.1 base=5e5 factor=8", 500000,
        std::make_shared<const RopeScaling>(llama), 9.29e-3, 68.9},
@@ -453,11 +450,7 @@ TEST(FrameworkRopeFloat32Error, Llama31AndYarnTo128k_ReportsErrorVsExact) {
         << hf.name
         << ": docs/rope.md's share of differing values is out of date";
   }
-  RecordProperty("values_compared_not_mpfr", std::to_string(compared));
-  std::printf(
-      "[numerics] FrameworkRopeFloat32Error: %llu values compared with "
-      "posenc's output (not MPFR)\n",
-      static_cast<unsigned long long>(compared));
+  ReportComparedWithPosenc("FrameworkRopeFloat32Error", compared);
 }
 
 }  // namespace

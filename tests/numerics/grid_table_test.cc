@@ -21,6 +21,7 @@
 #include "core/cache/table.h"
 #include "core/plan/encoding.h"
 #include "presets/grid_presets.h"
+#include "tests/common/table_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
 
@@ -28,38 +29,12 @@ namespace posenc {
 namespace {
 
 using ::posenc::testing::CheckStats;
+using ::posenc::testing::GridAxis;
 using ::posenc::testing::GridElementBits;
+using ::posenc::testing::GridTableSpec;
 using ::posenc::testing::LibraryTable;
 
 using ::posenc::testing::kDTypes;
-
-GridSpecAxis Axis(uint32_t size, uint32_t channels, uint32_t numerator = 1,
-                  uint32_t denominator = 1, uint32_t first_index = 0) {
-  GridSpecAxis a;
-  a.size = size;
-  a.channels = channels;
-  a.numerator = numerator;
-  a.denominator = denominator;
-  a.first_index = first_index;
-  return a;
-}
-
-TableSpec GridTable(std::vector<GridSpecAxis> axes, std::vector<uint32_t> order,
-                    Layout layout, GridSinCos sin_cos = GridSinCos::kPerAxis,
-                    uint32_t extra = 0, double base = 10000) {
-  auto grid = std::make_shared<GridSpec>();
-  grid->axes = std::move(axes);
-  grid->channel_order = std::move(order);
-  grid->sin_cos = sin_cos;
-  grid->extra_zero_rows = extra;
-  TableSpec spec;
-  spec.d = static_cast<uint32_t>(grid->channels());
-  spec.max_len = static_cast<uint32_t>(grid->rows());
-  spec.layout = layout;
-  spec.base = base;
-  spec.grid = std::move(grid);
-  return spec;
-}
 
 uint64_t Bits(const std::byte* row, size_t col, DType dtype) {
   const size_t size = DTypeSize(dtype);
@@ -105,8 +80,8 @@ TEST(GridTableTest, Mae_MatchesItsCode) {
   // get_2d_sincos_pos_embed(64, 6, cls_token=True): axes (h, w), the
   // column's block first, [sin | cos] each.
   CheckStats stats;
-  CheckWholeTable(GridTable({Axis(6, 32), Axis(6, 32)}, {1, 0},
-                            Layout::kConcatSinCos, GridSinCos::kPerAxis, 1),
+  CheckWholeTable(GridTableSpec({GridAxis(6, 32), GridAxis(6, 32)}, {1, 0},
+                                Layout::kConcatSinCos, GridSinCos::kPerAxis, 1),
                   testing::MaeTable(64, 6, true), stats);
   ::posenc::testing::ReportChecked(stats);
 }
@@ -116,14 +91,15 @@ TEST(GridTableTest, Diffusers_InterpolationAndBaseSizeMatchItsCode) {
   // interpolation_scale=1.5, base_size=16): position k on an axis of n is
   // k * 16 / (n * 3 / 2) = k * 32 / (3n).
   CheckStats stats;
-  CheckWholeTable(GridTable({Axis(5, 24, 32, 15), Axis(7, 24, 32, 21)}, {1, 0},
-                            Layout::kConcatSinCos, GridSinCos::kPerAxis, 2),
-                  testing::DiffusersTable(48, 5, 7, true, 2, 3, 2, 16), stats);
+  CheckWholeTable(
+      GridTableSpec({GridAxis(5, 24, 32, 15), GridAxis(7, 24, 32, 21)}, {1, 0},
+                    Layout::kConcatSinCos, GridSinCos::kPerAxis, 2),
+      testing::DiffusersTable(48, 5, 7, true, 2, 3, 2, 16), stats);
   // PixArt-style interpolation_scale 2, base_size 64 // 2 at 16 x 16.
-  CheckWholeTable(GridTable({Axis(16, 16, 32, 32), Axis(16, 16, 32, 32)},
-                            {1, 0}, Layout::kConcatSinCos),
-                  testing::DiffusersTable(32, 16, 16, false, 0, 2, 1, 32),
-                  stats);
+  CheckWholeTable(
+      GridTableSpec({GridAxis(16, 16, 32, 32), GridAxis(16, 16, 32, 32)},
+                    {1, 0}, Layout::kConcatSinCos),
+      testing::DiffusersTable(32, 16, 16, false, 0, 2, 1, 32), stats);
   ::posenc::testing::ReportChecked(stats);
 }
 
@@ -132,9 +108,10 @@ TEST(GridTableTest, Sd3Crop_MatchesItsCode) {
   // cropped to the centre 10 x 13: top = 7, left = 5, positions
   // (first + k) * 8 / 24.
   CheckStats stats;
-  CheckWholeTable(GridTable({Axis(10, 16, 8, 24, 7), Axis(13, 16, 8, 24, 5)},
-                            {1, 0}, Layout::kConcatSinCos),
-                  testing::Sd3CroppedTable(32, 24, 8, 1, 1, 10, 13), stats);
+  CheckWholeTable(
+      GridTableSpec({GridAxis(10, 16, 8, 24, 7), GridAxis(13, 16, 8, 24, 5)},
+                    {1, 0}, Layout::kConcatSinCos),
+      testing::Sd3CroppedTable(32, 24, 8, 1, 1, 10, 13), stats);
   ::posenc::testing::ReportChecked(stats);
 }
 
@@ -145,14 +122,14 @@ TEST(GridTableTest, Timm_BothArrangementsAndReverseCoordMatchItsCode) {
     const uint32_t s0 = reverse ? 7 : 4, s1 = reverse ? 4 : 7;
     // Default: [sin_ax0, sin_ax1, cos_ax0, cos_ax1].
     CheckWholeTable(
-        GridTable({Axis(s0, 16), Axis(s1, 16)}, {0, 1}, Layout::kConcatSinCos,
-                  GridSinCos::kGrouped, 0, 10000),
+        GridTableSpec({GridAxis(s0, 16), GridAxis(s1, 16)}, {0, 1},
+                      Layout::kConcatSinCos, GridSinCos::kGrouped, 0, 10000),
         testing::TimmTable(4, 7, 32, 10000, reverse, false), stats);
     // interleave_sin_cos: [sin_ax0, cos_ax0, sin_ax1, cos_ax1];
     // temperature 100.
     CheckWholeTable(
-        GridTable({Axis(s0, 16), Axis(s1, 16)}, {0, 1}, Layout::kConcatSinCos,
-                  GridSinCos::kPerAxis, 0, 100),
+        GridTableSpec({GridAxis(s0, 16), GridAxis(s1, 16)}, {0, 1},
+                      Layout::kConcatSinCos, GridSinCos::kPerAxis, 0, 100),
         testing::TimmTable(4, 7, 32, 100, reverse, true), stats);
   }
   ::posenc::testing::ReportChecked(stats);
@@ -164,10 +141,10 @@ TEST(GridTableTest, CogVideoX_MatchesItsCode) {
   // axes (t, h, w), channels [t: 16 | w: 24 | h: 24], positions
   // k / 1.875 = 8k / 15.
   CheckStats stats;
-  CheckWholeTable(
-      GridTable({Axis(3, 16), Axis(4, 24, 8, 15), Axis(6, 24, 8, 15)},
-                {0, 2, 1}, Layout::kConcatSinCos),
-      testing::CogVideoXTable(64, 6, 4, 3, 15, 8, 1, 1), stats);
+  CheckWholeTable(GridTableSpec({GridAxis(3, 16), GridAxis(4, 24, 8, 15),
+                                 GridAxis(6, 24, 8, 15)},
+                                {0, 2, 1}, Layout::kConcatSinCos),
+                  testing::CogVideoXTable(64, 6, 4, 3, 15, 8, 1, 1), stats);
   ::posenc::testing::ReportChecked(stats);
 }
 
@@ -176,8 +153,9 @@ TEST(GridTableTest, LargeMaeTable_SampledRowsMatch) {
   // rows of a ComputeRowsParallel-free Table against the reference at a
   // few rows (all of their 768 values).
   CheckStats stats;
-  TableSpec spec = GridTable({Axis(14, 384), Axis(14, 384)}, {1, 0},
-                             Layout::kConcatSinCos, GridSinCos::kPerAxis, 1);
+  TableSpec spec =
+      GridTableSpec({GridAxis(14, 384), GridAxis(14, 384)}, {1, 0},
+                    Layout::kConcatSinCos, GridSinCos::kPerAxis, 1);
   const LibraryTable want = testing::MaeTable(768, 14, true);
   for (DType dtype : kDTypes) {
     spec.dtype = dtype;
@@ -198,9 +176,10 @@ TEST(GridTableTest, LongIntegerAxes_AngleAdditionPathMatchesMpfr) {
   for (DType dtype : kDTypes) {
     for (int two = 0; two < 2; ++two) {
       TableSpec spec =
-          two ? GridTable({Axis(3, 6), Axis(1500, 10, 1, 1, 700)}, {1, 0},
-                          Layout::kConcatCosSin, GridSinCos::kGrouped, 1)
-              : GridTable({Axis(2000, 12)}, {0}, Layout::kInterleaved);
+          two ? GridTableSpec({GridAxis(3, 6), GridAxis(1500, 10, 1, 1, 700)},
+                              {1, 0}, Layout::kConcatCosSin,
+                              GridSinCos::kGrouped, 1)
+              : GridTableSpec({GridAxis(2000, 12)}, {0}, Layout::kInterleaved);
       spec.dtype = dtype;
       const LibraryTable want = testing::GridSpecTable(spec);
       const EncodingPlan plan(spec);
@@ -280,16 +259,13 @@ TableSpec RandomGrid(std::mt19937_64& rng) {
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng);
   const double base = rng() % 3 == 0 ? 100 + rng() % 100000 : 10000;
-  TableSpec spec = GridTable(axes, order, layout, sin_cos, rng() % 3, base);
+  TableSpec spec = GridTableSpec(axes, order, layout, sin_cos, rng() % 3, base);
   spec.dtype = kDTypes[rng() % 4];
   return spec;
 }
 
 TEST(GridTableTest, FreshRandomGrids_RangesAndRowsMatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] grid tables: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("grid tables");
   CheckStats stats;
   for (int n = 0; n < 120; ++n) {
     const TableSpec spec = RandomGrid(rng);
@@ -316,8 +292,8 @@ TEST(GridTableTest, RangesOfAnyLength_SameBytesAsWholeTable) {
   // Any sub-range, split anywhere, equals the whole table's rows: the
   // blocks of a range are computed for the points it touches only.
   TableSpec spec =
-      GridTable({Axis(3, 8), Axis(5, 6, 16, 40), Axis(7, 4)}, {2, 0, 1},
-                Layout::kConcatCosSin, GridSinCos::kGrouped, 2);
+      GridTableSpec({GridAxis(3, 8), GridAxis(5, 6, 16, 40), GridAxis(7, 4)},
+                    {2, 0, 1}, Layout::kConcatCosSin, GridSinCos::kGrouped, 2);
   for (DType dtype : kDTypes) {
     spec.dtype = dtype;
     const std::shared_ptr<const Table> whole = Table::Compute(spec, nullptr);

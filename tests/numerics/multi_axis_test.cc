@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/plan/real_encoding_plan.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/multi_axis_reference.h"
 #include "tests/numerics/real_reference.h"
@@ -23,7 +24,10 @@
 namespace posenc {
 namespace {
 
+using ::posenc::testing::AxesSpec;
 using ::posenc::testing::CheckStats;
+using ::posenc::testing::ExpectInvalidEncoding;
+using ::posenc::testing::MRopeSpec;
 using ::posenc::testing::MultiAxisReferenceRow;
 using ::posenc::testing::RealElementBits;
 
@@ -65,21 +69,11 @@ void CheckRows(const EncodingSpec& spec, const std::vector<double>& points,
 }
 
 EncodingSpec Flux() {  // FLUX.1 dev/schnell: EmbedND(128, 10000, ...)
-  EncodingSpec s;
-  s.axes_dim = {16, 56, 56};
-  s.coordinates = 3;
-  s.layout = Layout::kRotationMatrix;
-  return s;
+  return AxesSpec({16, 56, 56}, Layout::kRotationMatrix);
 }
 
 EncodingSpec Qwen2Vl() {  // Qwen2-VL-7B: head_dim 128, theta 1e6
-  EncodingSpec s;
-  s.dim = 128;
-  s.max_period = 1000000;
-  s.mrope_section = {16, 24, 24};
-  s.coordinates = 3;
-  s.layout = Layout::kRotateHalf;
-  return s;
+  return MRopeSpec(128, 1000000, {16, 24, 24}, Layout::kRotateHalf);
 }
 
 EncodingSpec Qwen3Vl() {  // Qwen3-VL: [24, 20, 20], theta 5e6
@@ -91,11 +85,7 @@ EncodingSpec Qwen3Vl() {  // Qwen3-VL: [24, 20, 20], theta 5e6
 }
 
 EncodingSpec Axial() {  // timm EVA-02 style: dim 64, 2 axes of 32
-  EncodingSpec s;
-  s.axes_dim = {32, 32};
-  s.coordinates = 2;
-  s.layout = Layout::kInterleavedPairs;
-  return s;
+  return AxesSpec({32, 32}, Layout::kInterleavedPairs);
 }
 
 // FLUX ids: text (0, 0, 0), an image grid (0, row, col) with offsets.
@@ -231,10 +221,7 @@ EncodingSpec RandomSpec(std::mt19937_64& rng) {
 }
 
 TEST(MultiAxisTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] multi-axis RoPE: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("multi-axis RoPE");
   std::uniform_real_distribution<double> u(0, 1);
   CheckStats stats;
   for (int n = 0; n < 80; ++n) {
@@ -311,14 +298,7 @@ TEST(MultiAxisTest, GridRows_SameBitsAsTuplesAndMpfr) {
 // below RealEncodingPlan::kAngleStep, and computes a point whose
 // coordinates are all equal as one row-order segment. Three small specs
 // (so that every layout x dtype stays cheap to check) with the edges.
-EncodingSpec SmallSections() {
-  EncodingSpec s;
-  s.dim = 32;
-  s.max_period = 1000000;
-  s.mrope_section = {3, 5, 8};
-  s.coordinates = 3;
-  return s;
-}
+EncodingSpec SmallSections() { return MRopeSpec(32, 1000000, {3, 5, 8}); }
 
 EncodingSpec SmallInterleaved() {
   EncodingSpec s = SmallSections();
@@ -338,12 +318,7 @@ EncodingSpec SmallInterleavedTail() {
   return s;
 }
 
-EncodingSpec SmallAxes() {
-  EncodingSpec s;
-  s.axes_dim = {6, 10, 16};
-  s.coordinates = 3;
-  return s;
-}
+EncodingSpec SmallAxes() { return AxesSpec({6, 10, 16}); }
 
 // Ids (3 coordinates) at the edges of the runs; `limit` is the plan's
 // max_abs_position().
@@ -426,11 +401,7 @@ TEST(MultiAxisTest, AnchorsNearZeroCrossings_MatchMpfr) {
   // it. Whole rows and one section at a time; the dtypes whose rounding
   // the fast path decides.
   CheckStats stats;
-  EncodingSpec base;
-  base.dim = 8;
-  base.max_period = 1000000;
-  base.mrope_section = {1, 1, 2};
-  base.coordinates = 3;
+  const EncodingSpec base = MRopeSpec(8, 1000000, {1, 1, 2});
   for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     for (Layout layout : {Layout::kConcatSinCos, Layout::kRotationMatrix}) {
       EncodingSpec spec = base;
@@ -459,10 +430,7 @@ TEST(MultiAxisTest, RunsThroughZeroCrossings_SlowColumnsMatchMpfr) {
   // the per-value path (the runs' slow callbacks), whole rows and runs of
   // one section, forwards, backwards and through 0, in every dtype.
   CheckStats stats;
-  EncodingSpec base;
-  base.dim = 16;
-  base.mrope_section = {2, 3, 3};
-  base.coordinates = 3;
+  EncodingSpec base = MRopeSpec(16, kDefaultBase, {2, 3, 3});
   base.scale = M_PI;
   std::vector<double> ids;
   for (int p = 1; p <= 40; ++p)
@@ -489,10 +457,7 @@ TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
   // any real, either sign), a length (1, around kAngleStep, or random), and
   // which coordinates step (all together as text, one as an image row, or
   // each by its own step of 0, 1 or 2).
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] multi-axis RoPE runs: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("multi-axis RoPE runs");
   std::uniform_real_distribution<double> u(0, 1);
   constexpr uint32_t kStep = RealEncodingPlan::kAngleStep;
   CheckStats stats;
@@ -546,84 +511,78 @@ TEST(MultiAxisTest, FreshRandomRuns_MatchMpfr) {
   ::posenc::testing::ReportChecked(stats);
 }
 
-// Validation: the exact code and the field named.
-void ExpectInvalid(const EncodingSpec& spec, const std::string& field) {
-  const absl::StatusOr<RealEncodingPlan> plan =
-      RealEncodingPlan::Create(spec, {});
-  ASSERT_FALSE(plan.ok()) << spec.DebugString();
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(plan.status().message().find(field), std::string::npos)
-      << plan.status();
-}
-
 TEST(MultiAxisTest, BadSpecs_InvalidArgumentNamingTheField) {
-  EncodingSpec s = Flux();
-  s.axes_dim[1] = 55;
-  ExpectInvalid(s, "spec.axes_dim[1]");
-  s = Flux();
-  s.axes_dim[0] = 0;
-  ExpectInvalid(s, "spec.axes_dim[0]");
-  s = Flux();
-  s.axes_dim = {65536, 2};
-  ExpectInvalid(s, "spec.axes_dim");
-  s = Flux();
-  s.dim = 100;
-  ExpectInvalid(s, "spec.dim");
-  s = Flux();
-  s.coordinates = 2;
-  ExpectInvalid(s, "spec.coordinates");
-  s = Flux();
-  s.mrope_section = {64};
-  ExpectInvalid(s, "spec.axes_dim, spec.mrope_section");
-  s = Flux();
-  s.mrope_interleaved = true;
-  ExpectInvalid(s, "spec.mrope_interleaved");
-  s = Flux();
-  s.shift = 1;
-  ExpectInvalid(s, "spec.shift");
-  s = Flux();
-  s.include_input = true;
-  ExpectInvalid(s, "spec.include_input");
-  s = Flux();
-  s.max_period = 1;
-  ExpectInvalid(s, "spec.max_period");
-  s = Flux();
-  s.scheme = FrequencyScheme::kOctaves;
-  s.num_frequencies = 4;
-  ExpectInvalid(s, "spec.frequency");
-  s = Qwen2Vl();
-  s.mrope_section = {16, 24, 23};
-  ExpectInvalid(s, "spec.mrope_section");
-  s = Qwen2Vl();
-  s.mrope_section = {16, 24, 24, 0};
-  s.coordinates = 4;
-  ExpectInvalid(s, "spec.mrope_section[3]");
-  s = Qwen2Vl();
-  s.dim = 0;
-  ExpectInvalid(s, "spec.dim");
-  s = Qwen2Vl();
-  s.dim = 131072;
-  ExpectInvalid(s, "spec.dim");
-  s = Qwen3Vl();
-  s.mrope_section = {24, 20, 10, 10};
-  s.coordinates = 4;
-  ExpectInvalid(s, "spec.mrope_section");
+  // Each: a good spec, one edit, the field the refusal names.
+  struct BadEdit {
+    EncodingSpec (*good)();
+    void (*edit)(EncodingSpec&);
+    const char* field;
+  };
+  const BadEdit bad[] = {
+      {Flux, [](EncodingSpec& s) { s.axes_dim[1] = 55; }, "spec.axes_dim[1]"},
+      {Flux, [](EncodingSpec& s) { s.axes_dim[0] = 0; }, "spec.axes_dim[0]"},
+      {Flux,
+       [](EncodingSpec& s) {
+         s.axes_dim = {65536, 2};
+       },
+       "spec.axes_dim"},
+      {Flux, [](EncodingSpec& s) { s.dim = 100; }, "spec.dim"},
+      {Flux, [](EncodingSpec& s) { s.coordinates = 2; }, "spec.coordinates"},
+      {Flux, [](EncodingSpec& s) { s.mrope_section = {64}; },
+       "spec.axes_dim, spec.mrope_section"},
+      {Flux, [](EncodingSpec& s) { s.mrope_interleaved = true; },
+       "spec.mrope_interleaved"},
+      {Flux, [](EncodingSpec& s) { s.shift = 1; }, "spec.shift"},
+      {Flux, [](EncodingSpec& s) { s.include_input = true; },
+       "spec.include_input"},
+      {Flux, [](EncodingSpec& s) { s.max_period = 1; }, "spec.max_period"},
+      {Flux,
+       [](EncodingSpec& s) {
+         s.scheme = FrequencyScheme::kOctaves;
+         s.num_frequencies = 4;
+       },
+       "spec.frequency"},
+      {Qwen2Vl,
+       [](EncodingSpec& s) {
+         s.mrope_section = {16, 24, 23};
+       },
+       "spec.mrope_section"},
+      {Qwen2Vl,
+       [](EncodingSpec& s) {
+         s.mrope_section = {16, 24, 24, 0};
+         s.coordinates = 4;
+       },
+       "spec.mrope_section[3]"},
+      {Qwen2Vl, [](EncodingSpec& s) { s.dim = 0; }, "spec.dim"},
+      {Qwen2Vl, [](EncodingSpec& s) { s.dim = 131072; }, "spec.dim"},
+      {Qwen3Vl,
+       [](EncodingSpec& s) {
+         s.mrope_section = {24, 20, 10, 10};
+         s.coordinates = 4;
+       },
+       "spec.mrope_section"},
+  };
+  for (const BadEdit& b : bad) {
+    EncodingSpec s = b.good();
+    b.edit(s);
+    ExpectInvalidEncoding(s, b.field);
+  }
   EncodingSpec plain;
   plain.dim = 64;
   plain.mrope_interleaved = true;
-  ExpectInvalid(plain, "spec.mrope_interleaved");
+  ExpectInvalidEncoding(plain, "spec.mrope_interleaved");
   plain.mrope_interleaved = false;
   for (Layout layout : {Layout::kRotateHalf, Layout::kInterleavedPairs,
                         Layout::kRotationMatrix}) {
     plain.layout = layout;
-    ExpectInvalid(plain, "spec.layout");
+    ExpectInvalidEncoding(plain, "spec.layout");
   }
 }
 
 TEST(MultiAxisTest, HugeFrequencyRange_InvalidArgument) {
   EncodingSpec s = Flux();
   s.max_period = 1e300;  // axis 1's last frequency 1e300^(-54/56) < 2^-800
-  ExpectInvalid(s, "spec.max_period");
+  ExpectInvalidEncoding(s, "spec.max_period");
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "core/plan/real_encoding_plan.h"
 #include "gtest/gtest.h"
 #include "presets/presets.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/grid_reference.h"
 #include "tests/numerics/library_reference.h"
@@ -197,10 +198,7 @@ TEST(PresetExactnessTest, NerfEncoding_EveryDtypeMatchesLibraryFormula) {
 }
 
 TEST(PresetExactnessTest, FreshRandomTimestepCalls_MatchLibraryFormula) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] presets: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("presets");
   std::uniform_real_distribution<double> u(0, 1);
   uint64_t compared = 0;
   for (int n = 0; n < 8; ++n) {
@@ -361,10 +359,9 @@ void CheckMultiAxisPreset(const std::string& name, const Arguments& args,
 
 TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
   const std::vector<double> ids3 = {0, 0, 0, 0, 17, 5, 3, 63, 63, 1, 1000, 999};
-  EncodingSpec flux;  // EmbedND(128, 10000, [16, 56, 56])
-  flux.layout = Layout::kRotationMatrix;
-  flux.axes_dim = {16, 56, 56};
-  flux.coordinates = 3;
+  // EmbedND(128, 10000, [16, 56, 56])
+  const EncodingSpec flux =
+      ::posenc::testing::AxesSpec({16, 56, 56}, Layout::kRotationMatrix);
   CheckMultiAxisPreset(
       "flux.EmbedND",
       {{"dim", "128"}, {"theta", "10000"}, {"axes_dim", "[16, 56, 56]"}}, flux,
@@ -374,12 +371,8 @@ TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
   CheckMultiAxisPreset("diffusers.FluxPosEmbed",
                        {{"theta", "10000"}, {"axes_dim", "(16, 56, 56)"}},
                        diffusers_flux, ids3);
-  EncodingSpec qwen2;  // head_dim 128, theta 1e6, [16, 24, 24]
-  qwen2.dim = 128;
-  qwen2.max_period = 1000000;
-  qwen2.layout = Layout::kRotateHalf;
-  qwen2.mrope_section = {16, 24, 24};
-  qwen2.coordinates = 3;
+  const EncodingSpec qwen2 = ::posenc::testing::MRopeSpec(
+      128, 1000000, {16, 24, 24}, Layout::kRotateHalf);
   CheckMultiAxisPreset("qwen2_vl.mrope",
                        {{"head_dim", "128"},
                         {"rope_theta", "1000000.0"},
@@ -394,10 +387,9 @@ TEST(PresetExactnessTest, MultiAxisPresets_EveryDtypeMatchesLibraryFormula) {
                         {"rope_theta", "5000000"},
                         {"mrope_section", "[24, 20, 20]"}},
                        qwen3, ids3);
-  EncodingSpec axial;  // RotaryEmbeddingCat(64, in_pixels=False)
-  axial.layout = Layout::kInterleavedPairs;
-  axial.axes_dim = {32, 32};
-  axial.coordinates = 2;
+  // RotaryEmbeddingCat(64, in_pixels=False)
+  const EncodingSpec axial =
+      ::posenc::testing::AxesSpec({32, 32}, Layout::kInterleavedPairs);
   CheckMultiAxisPreset("timm.RotaryEmbeddingCat",
                        {{"dim", "64"}, {"in_pixels", "False"}}, axial,
                        {0, 0, 3, 7, 15, 15, 0.5, 1.5});

@@ -15,6 +15,7 @@
 
 #include "core/plan/encoding.h"
 #include "core/plan/real_encoding_plan.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 
@@ -22,6 +23,10 @@ namespace posenc {
 namespace {
 
 using ::posenc::testing::CheckStats;
+using ::posenc::testing::ExpectInvalidEncoding;
+using ::posenc::testing::FluxTimestepSpec;
+using ::posenc::testing::NerfSpec;
+using ::posenc::testing::OctavesSpec;
 using ::posenc::testing::RealColumnOf;
 using ::posenc::testing::RealElementBits;
 using ::posenc::testing::RealReferenceBits;
@@ -144,19 +149,9 @@ std::vector<EncodingSpec> LibrarySpecs() {
   s.pad_odd_dim = true;
   s.shift = 0;
   specs.push_back(s);
-  s = {};
-  s.dim = 256;  // FLUX timestep_embedding: t * 1000, [cos | sin]
-  s.layout = Layout::kConcatCosSin;
-  s.scale = 1000;
+  s = FluxTimestepSpec();  // FLUX timestep_embedding: t * 1000, [cos | sin]
   specs.push_back(s);
-  s = {};
-  s.scheme = FrequencyScheme::kOctaves;  // nerfstudio positions
-  s.layout = Layout::kConcatSinCos;
-  s.num_frequencies = 10;
-  s.min_freq_exp = 0;
-  s.max_freq_exp = 8;
-  s.coordinates = 3;
-  s.include_input = true;
+  s = NerfSpec(3, 10, 0, 8, true);  // nerfstudio positions
   specs.push_back(s);
   s.num_frequencies = 4;  // nerfstudio directions: integer exponents 0..3
   s.max_freq_exp = 3;
@@ -191,11 +186,7 @@ TEST(RealEncodingTest, WholeQuarterTurns_ExactZerosAndOnes) {
   // pi / 2 for these x, so every value is exactly 0 or +-1 (and +0, never
   // a tiny value or -0).
   CheckStats stats;
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.num_frequencies = 10;
-  spec.min_freq_exp = -2;
-  spec.max_freq_exp = 7;
+  EncodingSpec spec = OctavesSpec(10, -2, 7);
   for (DType dtype : kDTypes) {
     for (Layout layout : kLayouts) {
       spec.dtype = dtype;
@@ -212,9 +203,7 @@ TEST(RealEncodingTest, NearlyIntegerOctaveExponent_TinyValuesKeepTheirSign) {
   // quarter turn, so it rounds to -0 (and +0 for e_1 < 0); the reference
   // took anything within 2^-280 of its angle for an exact +0.
   CheckStats stats;
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.num_frequencies = 2;
+  EncodingSpec spec = OctavesSpec(2, 0, 0);
   for (double e : {1.3202428078732969e-192, -1.3202428078732969e-192, 0x1p-60,
                    -0x1p-1074}) {
     spec.min_freq_exp = std::min(0.0, e);
@@ -280,10 +269,7 @@ EncodingSpec RandomSpec(std::mt19937_64& rng) {
 }
 
 TEST(RealEncodingTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] real encodings: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("real encodings");
   CheckStats stats;
   std::uniform_real_distribution<double> u(0, 1);
   for (int n = 0; n < 60; ++n) {
@@ -319,60 +305,50 @@ TEST(RealEncodingTest, FreshRandomSamples_MatchMpfr) {
   ::posenc::testing::ReportChecked(stats);
 }
 
-// Validation: the exact code and the field named.
-void ExpectInvalid(const EncodingSpec& spec, const std::string& field) {
-  const absl::StatusOr<RealEncodingPlan> plan =
-      RealEncodingPlan::Create(spec, {});
-  ASSERT_FALSE(plan.ok()) << spec.DebugString();
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(plan.status().message().find(field), std::string::npos)
-      << plan.status();
-}
-
 TEST(RealEncodingTest, BadSpecs_InvalidArgumentNamingTheField) {
   EncodingSpec s;
-  ExpectInvalid(s, "spec.dim");  // unset
+  ExpectInvalidEncoding(s, "spec.dim");  // unset
   s.dim = 7;
-  ExpectInvalid(s, "spec.dim");  // odd without the pad
+  ExpectInvalidEncoding(s, "spec.dim");  // odd without the pad
   s.dim = 8;
   s.pad_odd_dim = true;
-  ExpectInvalid(s, "spec.pad_odd_dim");  // pad on an even dim
+  ExpectInvalidEncoding(s, "spec.pad_odd_dim");  // pad on an even dim
   s = {};
   s.dim = 8;
   s.layout = Layout::kRotateHalf;
-  ExpectInvalid(s, "spec.layout");
+  ExpectInvalidEncoding(s, "spec.layout");
   s = {};
   s.dim = 8;
   s.shift = 4;  // half - shift = 0
-  ExpectInvalid(s, "spec.shift");
+  ExpectInvalidEncoding(s, "spec.shift");
   s.shift = 3.9999;  // f_3 = 10000^(-3/0.0001): far below 2^-800
-  ExpectInvalid(s, "spec.shift");
+  ExpectInvalidEncoding(s, "spec.shift");
   s.shift = 0;
   s.max_period = 1;
-  ExpectInvalid(s, "spec.max_period");
+  ExpectInvalidEncoding(s, "spec.max_period");
   s.max_period = 10000;
   s.scale = std::nan("");
-  ExpectInvalid(s, "spec.scale");
+  ExpectInvalidEncoding(s, "spec.scale");
   s.scale = 1;
   s.num_frequencies = 3;
-  ExpectInvalid(s, "spec.num_frequencies");  // an octave field
+  ExpectInvalidEncoding(s, "spec.num_frequencies");  // an octave field
   s = {};
   s.scheme = FrequencyScheme::kOctaves;
-  ExpectInvalid(s, "spec.num_frequencies");  // required
+  ExpectInvalidEncoding(s, "spec.num_frequencies");  // required
   s.num_frequencies = 4;
   s.min_freq_exp = 3;
   s.max_freq_exp = 1;
-  ExpectInvalid(s, "spec.min_freq_exp");
+  ExpectInvalidEncoding(s, "spec.min_freq_exp");
   s.min_freq_exp = 0;
   s.max_freq_exp = 30;  // 2 pi 2^30 > 2^24
-  ExpectInvalid(s, "spec.max_freq_exp");
+  ExpectInvalidEncoding(s, "spec.max_freq_exp");
   s.max_freq_exp = 3;
   s.dim = 5;  // octaves: dim must be unset or the width (8)
-  ExpectInvalid(s, "spec.dim");
+  ExpectInvalidEncoding(s, "spec.dim");
   s.dim = 8;
   EXPECT_TRUE(RealEncodingPlan::Create(s, {}).ok());
   s.coordinates = 40000;  // 40000 * 4 * 2 channels > 65536
-  ExpectInvalid(s, "spec.num_frequencies");
+  ExpectInvalidEncoding(s, "spec.num_frequencies");
 }
 
 TEST(RealEncodingTest, BadPositions_NameTheEntry) {
@@ -409,10 +385,7 @@ TEST(RealEncodingTest, BadPositions_NameTheEntry) {
 }
 
 TEST(RealEncodingTest, IncludeInput_Float16OverflowsToInfinity) {
-  EncodingSpec s;
-  s.scheme = FrequencyScheme::kOctaves;
-  s.num_frequencies = 1;
-  s.min_freq_exp = s.max_freq_exp = -20;
+  EncodingSpec s = OctavesSpec(1, -20, -20);
   s.include_input = true;
   s.dtype = DType::kFloat16;
   CheckStats stats;

@@ -19,13 +19,19 @@
 #include "core/plan/encoding.h"
 #include "core/spec/rope.h"
 #include "core/spec/table_spec.h"
+#include "tests/common/rope_scalings.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/mpfr_reference.h"
 
 namespace posenc {
 namespace {
 
+using testing::DynamicScaling;
+using testing::Llama3Scaling;
+using testing::LongRopeScaling;
 using testing::RopeReference;
+using testing::Scaling;
+using testing::YarnScaling;
 
 using ::posenc::testing::kDTypes;
 constexpr Layout kLayouts[] = {Layout::kInterleaved, Layout::kConcatSinCos,
@@ -174,8 +180,7 @@ TEST(RopeReference, DefaultScheme_NullAndExplicitDefault_MatchMpfr) {
   testing::CheckStats stats;
   CheckCase({"default null d=64 base=1e4", 64, 10000, nullptr, {0, kEnd}},
             stats);
-  RopeScaling r;
-  r.type = RopeType::kDefault;
+  const RopeScaling r = Scaling(RopeType::kDefault);
   CheckCase({"default explicit d=32 base=5e5", 32, 500000, Rope(r), {kMid}},
             stats);
   testing::ReportChecked(stats);
@@ -183,9 +188,7 @@ TEST(RopeReference, DefaultScheme_NullAndExplicitDefault_MatchMpfr) {
 
 TEST(RopeReference, Linear_MatchMpfr) {
   testing::CheckStats stats;
-  RopeScaling r;
-  r.type = RopeType::kLinear;
-  r.factor = 3;  // f / 3 is not a power-of-two scaling
+  RopeScaling r = Scaling(RopeType::kLinear, 3);  // not a power of two
   CheckCase({"linear factor=3 d=48", 48, 10000, Rope(r), {0, kEnd}}, stats);
   r.factor = 4;
   CheckCase({"linear factor=4 d=16 base=5e5", 16, 500000, Rope(r), {kMid}},
@@ -195,11 +198,7 @@ TEST(RopeReference, Linear_MatchMpfr) {
 
 TEST(RopeReference, DynamicNtk_SeqLenUnsetBelowAndAboveM_MatchMpfr) {
   testing::CheckStats stats;
-  RopeScaling r;
-  r.type = RopeType::kDynamic;
-  r.factor = 2;
-  r.original_max_position_embeddings = 4096;
-  r.seq_len = 10000;  // L > M: base rescaled
+  RopeScaling r = DynamicScaling(2, 4096, 10000);  // L > M: base rescaled
   CheckCase(
       {"dynamic factor=2 M=4096 L=10000 d=64", 64, 10000, Rope(r), {0, kEnd}},
       stats);
@@ -218,12 +217,9 @@ TEST(RopeReference, DynamicNtk_SeqLenUnsetBelowAndAboveM_MatchMpfr) {
 
 TEST(RopeReference, Yarn_QwenDeepSeekGptOssAndSmallM_MatchMpfr) {
   testing::CheckStats stats;
-  RopeScaling r;
-  r.type = RopeType::kYarn;
   // Qwen2.5-like: factor 4, M 32768, beta 32/1 (unset), base 1e6. With d=64
   // the ramp runs from pair 11 to 20.
-  r.factor = 4;
-  r.original_max_position_embeddings = 32768;
+  RopeScaling r = YarnScaling(4, 32768);
   CheckCase(
       {"yarn qwen factor=4 M=32768 d=64 base=1e6", 64, 1e6, Rope(r), {0, kEnd}},
       stats);
@@ -237,10 +233,7 @@ TEST(RopeReference, Yarn_QwenDeepSeekGptOssAndSmallM_MatchMpfr) {
              {kMid}},
             stats);
   // DeepSeek-like attention factor g(mscale) / g(mscale_all_dim).
-  RopeScaling ds;
-  ds.type = RopeType::kYarn;
-  ds.factor = 40;
-  ds.original_max_position_embeddings = 4096;
+  RopeScaling ds = YarnScaling(40, 4096);
   ds.mscale = 1;
   ds.mscale_all_dim = 0.707;
   CheckCase({"yarn deepseek factor=40 M=4096 mscale=1/0.707 d=64",
@@ -254,12 +247,7 @@ TEST(RopeReference, Yarn_QwenDeepSeekGptOssAndSmallM_MatchMpfr) {
   ds.mscale = 0.707;
   CheckCase({"yarn mscale only d=32", 32, 10000, Rope(ds), {kEnd}}, stats);
   // gpt-oss-like: truncate false (fractional ramp ends), base 150000.
-  RopeScaling g;
-  g.type = RopeType::kYarn;
-  g.factor = 32;
-  g.original_max_position_embeddings = 4096;
-  g.beta_fast = 32;
-  g.beta_slow = 1;
+  RopeScaling g = YarnScaling(32, 4096, 32, 1);
   g.truncate = false;
   CheckCase({"yarn gpt-oss truncate=false factor=32 d=64 base=150000",
              64,
@@ -271,12 +259,7 @@ TEST(RopeReference, Yarn_QwenDeepSeekGptOssAndSmallM_MatchMpfr) {
   CheckCase({"yarn truncate=true explicit d=24", 24, 150000, Rope(g), {kEnd}},
             stats);
   // Explicit attention factor, other betas, small M: ramp inside d=32.
-  RopeScaling e;
-  e.type = RopeType::kYarn;
-  e.factor = 4;
-  e.original_max_position_embeddings = 2048;
-  e.beta_fast = 16;
-  e.beta_slow = 2;
+  RopeScaling e = YarnScaling(4, 2048, 16, 2);
   e.attention_factor = 0.75;
   CheckCase({"yarn attention_factor=0.75 M=2048 beta=16/2 d=32",
              32,
@@ -285,10 +268,7 @@ TEST(RopeReference, Yarn_QwenDeepSeekGptOssAndSmallM_MatchMpfr) {
              {0}},
             stats);
   // Small M so the ramp (pairs 0..4) falls inside d=16.
-  RopeScaling s;
-  s.type = RopeType::kYarn;
-  s.factor = 4;
-  s.original_max_position_embeddings = 256;
+  RopeScaling s = YarnScaling(4, 256);
   CheckCase({"yarn small M=256 d=16", 16, 10000, Rope(s), {kMid}}, stats);
   s.truncate = false;
   s.attention_factor = 1.5;
@@ -302,12 +282,7 @@ TEST(RopeReference, Llama3_AllThreeBands_MatchMpfr) {
   testing::CheckStats stats;
   // Llama 3.1: base 500000, factor 8, low 1, high 4, M 8192. With d=64,
   // pairs 0..14 are high (f), 15..17 medium (smoothed), 18..31 low (f/8).
-  RopeScaling r;
-  r.type = RopeType::kLlama3;
-  r.factor = 8;
-  r.low_freq_factor = 1;
-  r.high_freq_factor = 4;
-  r.original_max_position_embeddings = 8192;
+  RopeScaling r = Llama3Scaling(8, 1, 4, 8192);
   CheckCase({"llama3.1 d=64 base=5e5", 64, 500000, Rope(r), {0, kEnd}}, stats);
   CheckCase({"llama3.1 d=128 base=5e5", 128, 500000, Rope(r), {kMid}}, stats);
   // Small M: w = 2 pi 1e4^(i/8): pair 0 high, 1-2 medium, 3.. low at d=16.
@@ -327,10 +302,7 @@ TEST(RopeReference, LongRope_ShortAndLongLists_MatchMpfr) {
   testing::CheckStats stats;
   // Phi-3-like: M 4096, factor 32, lists of d/2 values in [1, ~60].
   constexpr uint32_t d = 32;
-  RopeScaling r;
-  r.type = RopeType::kLongRope;
-  r.factor = 32;
-  r.original_max_position_embeddings = 4096;
+  RopeScaling r = LongRopeScaling(32, 4096);
   for (uint32_t i = 0; i < d / 2; ++i) {
     r.short_factor.push_back(1.0 + 0.05 * std::pow(i, 1.5));
     r.long_factor.push_back(1.0 + 58.7 * (i / 15.0) * (i / 15.0) + 0.01 * i);
@@ -376,43 +348,17 @@ TEST(RopeReference, ScaledFrequenciesAsPowers_Within2ToMinus180AtLargeD) {
   {
     RopeScaling r;  // explicit default
     schemes.push_back({"default", 10000, r});
-    r.type = RopeType::kLinear;
-    r.factor = 4;
-    schemes.push_back({"linear", 10000, r});
   }
-  {
-    RopeScaling r;
-    r.type = RopeType::kDynamic;
-    r.factor = 2;
-    r.original_max_position_embeddings = 4096;
-    r.seq_len = 1u << 24;
-    schemes.push_back({"dynamic", 500000, r});
-  }
-  {
-    RopeScaling r;
-    r.type = RopeType::kYarn;
-    r.factor = 4;
-    r.original_max_position_embeddings = 32768;
-    schemes.push_back({"yarn", 1e6, r});
-  }
-  {
-    RopeScaling r;
-    r.type = RopeType::kLlama3;
-    r.factor = 8;
-    r.low_freq_factor = 1;
-    r.high_freq_factor = 4;
-    r.original_max_position_embeddings = 8192;
-    schemes.push_back({"llama3", 500000, r});
-  }
+  schemes.push_back({"linear", 10000, Scaling(RopeType::kLinear, 4)});
+  schemes.push_back({"dynamic", 500000, DynamicScaling(2, 4096, 1u << 24)});
+  schemes.push_back({"yarn", 1e6, YarnScaling(4, 32768)});
+  schemes.push_back({"llama3", 500000, Llama3Scaling(8, 1, 4, 8192)});
   uint64_t checked = 0;
   double worst = 0;  // largest relative error seen
   for (uint32_t d : {4096u, 65536u}) {
     std::vector<Scheme> all = schemes;
-    RopeScaling lr;  // Phi-3-like lists, long (seq_len > M)
-    lr.type = RopeType::kLongRope;
-    lr.factor = 32;
-    lr.original_max_position_embeddings = 4096;
-    lr.seq_len = 131072;
+    // Phi-3-like lists, long (seq_len > M).
+    RopeScaling lr = LongRopeScaling(32, 4096, 131072);
     for (uint32_t i = 0; i < d / 2; ++i) {
       lr.short_factor.push_back(1.0 + 0.05 * std::pow(i % 97, 1.5));
       lr.long_factor.push_back(1.0 + 0.0137 * (i % 4099));
@@ -455,28 +401,13 @@ TEST(RopeReference, ScaledFrequenciesAsPowers_Within2ToMinus180AtLargeD) {
 TEST(RopeValidation, BadParameters_InvalidArgumentNamingField) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  RopeScaling yarn;
-  yarn.type = RopeType::kYarn;
-  yarn.factor = 4;
-  yarn.original_max_position_embeddings = 32768;
-  RopeScaling llama;
-  llama.type = RopeType::kLlama3;
-  llama.factor = 8;
-  llama.low_freq_factor = 1;
-  llama.high_freq_factor = 4;
-  llama.original_max_position_embeddings = 8192;
-  RopeScaling lr;
-  lr.type = RopeType::kLongRope;
-  lr.original_max_position_embeddings = 4096;
+  RopeScaling yarn = YarnScaling(4, 32768);
+  RopeScaling llama = Llama3Scaling(8, 1, 4, 8192);
+  RopeScaling lr = LongRopeScaling(/*factor=*/0, 4096);
   lr.short_factor.assign(16, 1.0);
   lr.long_factor.assign(16, 2.0);
-  RopeScaling linear;
-  linear.type = RopeType::kLinear;
-  linear.factor = 2;
-  RopeScaling dynamic;
-  dynamic.type = RopeType::kDynamic;
-  dynamic.factor = 2;
-  dynamic.original_max_position_embeddings = 4096;
+  RopeScaling linear = Scaling(RopeType::kLinear, 2);
+  RopeScaling dynamic = DynamicScaling(2, 4096, /*seq_len=*/0);
   // The good ones are OK (d = 32).
   for (const RopeScaling* ok : {&yarn, &llama, &lr, &linear, &dynamic}) {
     TableSpec spec;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/plan/real_encoding_plan.h"
+#include "tests/common/encoding_specs.h"
 #include "tests/numerics/check_util.h"
 #include "tests/numerics/real_reference.h"
 
@@ -117,11 +118,7 @@ TEST(ScaleDivisorTest, OctavesWholeOnlyAfterDividing_ExactZerosAndOnes) {
   // 2 pi 2^e x / 3 is a multiple of pi / 2 exactly when 3 divides
   // x 2^(e + 2): x = 3, 6, 1.5 (e >= 0) give exact 0 / +-1, x = 1 does not.
   CheckStats stats;
-  EncodingSpec spec;
-  spec.scheme = FrequencyScheme::kOctaves;
-  spec.num_frequencies = 6;
-  spec.min_freq_exp = -1;
-  spec.max_freq_exp = 4;
+  EncodingSpec spec = ::posenc::testing::OctavesSpec(6, -1, 4);
   spec.scale_divisor = 3;
   for (DType dtype : kDTypes) {
     for (Layout layout : kLayouts) {
@@ -138,10 +135,7 @@ TEST(ScaleDivisorTest, OctavesWholeOnlyAfterDividing_ExactZerosAndOnes) {
 }
 
 TEST(ScaleDivisorTest, FreshRandomSamples_MatchMpfr) {
-  const uint64_t seed = ::posenc::testing::FreshSeed();
-  std::printf("[numerics] scale_divisor: POSENC_SEED=%llu\n",
-              static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = ::posenc::testing::SeededRng("scale_divisor");
   std::uniform_real_distribution<double> u(0, 1);
   CheckStats stats;
   for (int n = 0; n < 48; ++n) {

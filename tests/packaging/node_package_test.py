@@ -10,19 +10,18 @@ declarations reject misuse (so they are not `any`).
 Usage: node_package_test.py --server PATH/posenc_server --source REPO
 """
 
-import argparse
 import base64
 import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "common"))
 from checklist import Checklist  # noqa: E402
+from package_checks import parse_args, run  # noqa: E402
 from server_process import ServerProcess  # noqa: E402
 
 README_PORT = "127.0.0.1:50320"
@@ -69,15 +68,6 @@ void misuse;
 """
 
 
-def run(argv, **kwargs):
-    result = subprocess.run(argv, capture_output=True, text=True,
-                            timeout=300, **kwargs)
-    if result.returncode != 0:
-        raise AssertionError(f"{' '.join(argv)} exited {result.returncode}:"
-                             f"\n{result.stdout}\n{result.stderr}")
-    return result.stdout
-
-
 def consumer_lockfile(package_lock, tarball_name, tarball_path):
     """A lockfile for an empty project depending on the tarball: posenc's
     own dependency tree, taken from client/node's lockfile (dev ones left
@@ -106,10 +96,7 @@ def consumer_lockfile(package_lock, tarball_name, tarball_path):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--source", required=True)
-    args = parser.parse_args()
+    args = parse_args()
     node_dir = os.path.join(args.source, "client", "node")
     checklist = Checklist()
     check = checklist.check

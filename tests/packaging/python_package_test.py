@@ -9,16 +9,15 @@ The README's one-line source install is checked the same way.
 Usage: python_package_test.py --server PATH/posenc_server --source REPO
 """
 
-import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "common"))
 from checklist import Checklist  # noqa: E402
+from package_checks import parse_args, run  # noqa: E402
 from server_process import ServerProcess  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-grpcio
@@ -64,15 +63,6 @@ asyncio.run(main())
 AIO_EXPECT = ["stream error OUT_OF_RANGE", "left after 32", "budget True"]
 
 
-def run(argv, **kwargs):
-    result = subprocess.run(argv, capture_output=True, text=True,
-                            timeout=300, **kwargs)
-    if result.returncode != 0:
-        raise AssertionError(f"{' '.join(argv)} exited {result.returncode}:"
-                             f"\n{result.stdout}\n{result.stderr}")
-    return result.stdout
-
-
 def clean_env():
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -92,10 +82,7 @@ def make_venv(path):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--source", required=True)
-    args = parser.parse_args()
+    args = parse_args()
     package_dir = os.path.join(args.source, "client", "python")
     checklist = Checklist()
     check = checklist.check

@@ -7,26 +7,13 @@
 
 #include "absl/hash/hash.h"
 #include "core/spec/table_spec.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc {
 namespace {
 
 // MAE ViT-B/16: 14 x 14 + cls, 768 channels, column block first.
-TableSpec Mae() {
-  auto grid = std::make_shared<GridSpec>();
-  GridSpecAxis axis;
-  axis.size = 14;
-  axis.channels = 384;
-  grid->axes = {axis, axis};
-  grid->channel_order = {1, 0};
-  grid->extra_zero_rows = 1;
-  TableSpec spec;
-  spec.d = 768;
-  spec.max_len = 197;
-  spec.layout = Layout::kConcatSinCos;
-  spec.grid = grid;
-  return spec;
-}
+TableSpec Mae() { return testing::MaeVitB16Spec(); }
 
 // Applies `edit` to a copy of Mae()'s grid.
 template <typename F>

@@ -59,6 +59,15 @@ TEST(HfConfigLongRopeTest,
   EXPECT_EQ(*spec, *old);
 }
 
+// SpecFromHfConfig(json) is a RoPE spec with `factor` and M = `m`.
+void ExpectLongRopeFactorAndM(const std::string& json, double factor,
+                              uint32_t m) {
+  absl::StatusOr<TableSpec> spec = SpecFromHfConfig(json, {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->factor, factor);
+  EXPECT_EQ(spec->rope->original_max_position_embeddings, m);
+}
+
 TEST(HfConfigLongRopeTest, OriginalInsideRopeScaling_FactorIsContextRatio) {
   // The current layout under the older key name rope_scaling.
   const std::string json =
@@ -71,28 +80,22 @@ TEST(HfConfigLongRopeTest, OriginalInsideRopeScaling_FactorIsContextRatio) {
 
 TEST(HfConfigLongRopeTest, ExplicitFactor_TakenOverTheRatio) {
   // transformers v5 uses rope_parameters' factor when it is set.
-  absl::StatusOr<TableSpec> spec = SpecFromHfConfig(
+  ExpectLongRopeFactorAndM(
       R"({"head_dim": 8, "max_position_embeddings": 131072,
           "rope_parameters": {"rope_type": "longrope", "factor": 16.0,
             "original_max_position_embeddings": 4096,
             "short_factor": [1, 1, 1, 1], "long_factor": [2, 2, 2, 2]}})",
-      {});
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->rope->factor, 16.0);
-  EXPECT_EQ(spec->rope->original_max_position_embeddings, 4096u);
+      16.0, 4096);
 }
 
 TEST(HfConfigLongRopeTest, NoOriginalAnywhere_MIsMaxPositionsFactorOne) {
   // HF's standardize_rope_params sets M = max_position_embeddings: the
   // ratio is 1, so no attention factor.
-  absl::StatusOr<TableSpec> spec = SpecFromHfConfig(
+  ExpectLongRopeFactorAndM(
       R"({"head_dim": 8, "max_position_embeddings": 4096,
           "rope_scaling": {"type": "longrope",
             "short_factor": [1, 1, 1, 1], "long_factor": [2, 2, 2, 2]}})",
-      {});
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->rope->factor, 1.0);
-  EXPECT_EQ(spec->rope->original_max_position_embeddings, 4096u);
+      1.0, 4096);
 }
 
 TEST(HfConfigLongRopeTest, FractionalOriginal_InvalidArgumentWithAllDigits) {

@@ -1,6 +1,7 @@
 #include "convert/proto_conversion.h"
 
 #include "gtest/gtest.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc {
 namespace {
@@ -18,13 +19,8 @@ TEST(SpecFromProtoTest, UnsetFields_TakeDocumentedDefaults) {
 }
 
 TEST(SpecFromProtoTest, RoundTrip_KeepsEveryField) {
-  TableSpec spec;
-  spec.d = 6;
-  spec.max_len = 9;
-  spec.base = 500.5;
-  spec.dtype = DType::kBFloat16;
-  spec.layout = Layout::kConcatCosSin;
-  spec.frequency = Frequency::kT2T;
+  const TableSpec spec = testing::PlainSpec(
+      6, 9, 500.5, DType::kBFloat16, Layout::kConcatCosSin, Frequency::kT2T);
   absl::StatusOr<TableSpec> back = SpecFromProto(SpecToProto(spec));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, spec);

@@ -8,16 +8,13 @@
 #include "core/cache/frequency_sketch.h"
 #include "core/runtime/byte_budget.h"
 #include "gtest/gtest.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc {
 namespace {
 
 TableSpec Spec(uint32_t d, uint32_t max_len, double base = kDefaultBase) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  spec.base = base;
-  return spec;
+  return ::posenc::testing::PlainSpec(d, max_len, base);
 }
 
 // The whole table through the cache's public calls: Find, then

@@ -6,6 +6,7 @@
 #include "core/runtime/limit_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/table_specs.h"
 
 namespace posenc {
 namespace {
@@ -13,10 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TableSpec Spec(uint32_t d, uint32_t max_len) {
-  TableSpec spec;
-  spec.d = d;
-  spec.max_len = max_len;
-  return spec;
+  return ::posenc::testing::PlainSpec(d, max_len);
 }
 
 TEST(ValidateSpecTest, EvenDWithinLimits_Ok) {

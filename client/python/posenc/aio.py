@@ -24,9 +24,9 @@ import grpc
 import grpc.aio
 import numpy as np
 
-from posenc.client import (MAX_RECEIVE_BYTES, batches_request,
-                            encode_grid_request, encode_request,
-                            gather_request, rows_request)
+from posenc.calls import (batches_request, encode_grid_request,
+                          encode_request, gather_request, open_channel,
+                          rows_request)
 from posenc.errors import PosencError
 from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.shared_memory import SharedMemoryOption
@@ -40,13 +40,9 @@ from posenc.v1 import posenc_pb2_grpc
 class Client:
     """An asyncio posenc.v1.PositionalEncoding client (grpc.aio).
 
-    Args:
-      target: "host:port" (or any gRPC target) of the server.
-      timeout: default deadline of each call in seconds; a stream counts as
-        one call. Each method also takes timeout= to override it.
-      credentials: grpc.ChannelCredentials; None means plaintext.
-      shared_memory: map cached tables from the server's shared-memory
-        directory where possible, as posenc.Client.
+    Args: target, timeout, credentials and shared_memory, as posenc.Client's
+      (timeout: each call's default deadline in seconds, a stream counting as
+      one call; every method takes timeout= to override it).
 
     Every method raises PosencError (code + message) when the call fails,
     streams included. Create it inside a running event loop; use it as an
@@ -56,12 +52,7 @@ class Client:
     def __init__(self, target: str, timeout: float = 30.0,
                  credentials: Optional[grpc.ChannelCredentials] = None,
                  shared_memory: bool = False):
-        options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
-        if credentials is None:
-            self._channel = grpc.aio.insecure_channel(target, options=options)
-        else:
-            self._channel = grpc.aio.secure_channel(target, credentials,
-                                                    options=options)
+        self._channel = open_channel(grpc.aio, target, credentials)
         self._stub = posenc_pb2_grpc.PositionalEncodingStub(self._channel)
         self._timeout = timeout
         self._shm = SharedMemoryOption(shared_memory)

@@ -6,6 +6,9 @@ from typing import Iterable, Iterator, Optional, Tuple, Union
 import grpc
 import numpy as np
 
+from posenc.calls import (MAX_RECEIVE_BYTES, batches_request,  # noqa: F401
+                          encode_grid_request, encode_request, gather_request,
+                          open_channel, rows_request)
 from posenc.errors import PosencError
 from posenc.preset import Preset, preset_from_response, preset_request
 from posenc.shared_memory import SharedMemoryOption
@@ -14,58 +17,6 @@ from posenc.tensor import to_numpy
 from posenc.torch_tensor import tensor_out
 from posenc.v1 import posenc_pb2
 from posenc.v1 import posenc_pb2_grpc
-
-# Tables can be 64 MiB and more; accept up to 1 GiB per message.
-MAX_RECEIVE_BYTES = 1 << 30
-
-
-# The requests of each call, built once for posenc.Client and posenc.aio.Client.
-
-
-def rows_request(spec: TableSpec, start: int,
-                 end: Optional[int]) -> posenc_pb2.StreamRowsRequest:
-    """The StreamRowsRequest of rows [start, end) (end None: max_len)."""
-    request = posenc_pb2.StreamRowsRequest(spec=spec.to_proto(), start=start)
-    if end is not None:
-        request.end = end
-    return request
-
-
-def batches_request(spec: TableSpec, start: int, end: Optional[int],
-                    rows_per_batch: int) -> posenc_pb2.StreamBatchesRequest:
-    """The StreamBatchesRequest of rows [start, end) (end None: max_len)."""
-    request = posenc_pb2.StreamBatchesRequest(
-        spec=spec.to_proto(), start=start, rows_per_batch=rows_per_batch)
-    if end is not None:
-        request.end = end
-    return request
-
-
-def gather_request(spec: TableSpec,
-                   positions: Iterable[int]) -> posenc_pb2.GetRowsRequest:
-    """The GetRowsRequest of `positions`, in that order."""
-    return posenc_pb2.GetRowsRequest(spec=spec.to_proto(),
-                                     positions=list(positions))
-
-
-def encode_request(spec: EncodingSpec, positions) -> posenc_pb2.EncodeRequest:
-    """The EncodeRequest of `spec` and `positions`, flattened point-major."""
-    values = np.asarray(positions, dtype=np.float64).reshape(-1)
-    return posenc_pb2.EncodeRequest(spec=spec.to_proto(),
-                                    positions=values.tolist())
-
-
-def encode_grid_request(spec: EncodingSpec,
-                        grid) -> posenc_pb2.EncodeRequest:
-    """The EncodeRequest of `spec` with an integer grid: one entry per
-    coordinate, an int start (count 1: a fixed id) or a (start, count)
-    pair; the points are row-major, the last coordinate fastest."""
-    axes = []
-    for axis in grid:
-        start, count = (axis, 1) if isinstance(axis, int) else axis
-        axes.append(posenc_pb2.GridAxis(start=int(start), count=int(count)))
-    return posenc_pb2.EncodeRequest(
-        spec=spec.to_proto(), grid=posenc_pb2.PositionGrid(axes=axes))
 
 
 class Client:
@@ -95,12 +46,7 @@ class Client:
     def __init__(self, target: str, timeout: float = 30.0,
                  credentials: Optional[grpc.ChannelCredentials] = None,
                  shared_memory: bool = False):
-        options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
-        if credentials is None:
-            self._channel = grpc.insecure_channel(target, options=options)
-        else:
-            self._channel = grpc.secure_channel(target, credentials,
-                                                options=options)
+        self._channel = open_channel(grpc, target, credentials)
         self._stub = posenc_pb2_grpc.PositionalEncodingStub(self._channel)
         self._timeout = timeout
         self._shm = SharedMemoryOption(shared_memory)
