@@ -37,7 +37,7 @@
 # last stats line), corpus size, findings and slow inputs; and writes them
 # to DIR/summary.txt. The campaign of issue 36, on a shared machine:
 #   nice -n 19 timeout 2h fuzz/long.sh --minutes 100 --parallel 8 \
-#     --no-merge --dir /work/helpers/fuzz-campaign
+#     --no-merge --dir build-fuzz/campaign
 set -euo pipefail
 cd "$(dirname "$0")/.."
 execs=10000000
