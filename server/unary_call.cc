@@ -9,8 +9,20 @@ grpc::CallbackServerContext* CallContextAllocator::NewCallbackServerContext() {
   return new CallContext();
 }
 
+grpc::GenericCallbackServerContext*
+CallContextAllocator::NewGenericCallbackServerContext() {
+  return new grpc::GenericCallbackServerContext();
+}
+
+// A CallContext, or (the generic handler's type is CallbackServerContext) a
+// GenericCallbackServerContext: both made above; the destructor is virtual.
 void CallContextAllocator::Release(grpc::CallbackServerContext* context) {
-  delete static_cast<CallContext*>(context);
+  delete context;
+}
+
+void CallContextAllocator::Release(
+    grpc::GenericCallbackServerContext* context) {
+  delete context;
 }
 
 UnaryCall::UnaryCall(grpc::CallbackServerContext* context,

@@ -24,6 +24,7 @@
 #ifndef POSENC_SERVER_UNARY_CALL_H_
 #define POSENC_SERVER_UNARY_CALL_H_
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/server_context.h>
 #include <grpcpp/support/server_callback.h>
 
@@ -44,15 +45,25 @@ class CallContext final : public grpc::CallbackServerContext {
   std::optional<CallScope> scope_;
 };
 
-// Gives every callback call of the server a CallContext, and deletes it once
-// gRPC has run the call's OnDone (that ends a unary call's CallScope).
+// Gives every callback call of the server a CallContext, and every call of
+// an unregistered method (gRPC's own UNIMPLEMENTED answer) a
+// GenericCallbackServerContext; deletes either once gRPC has run the call's
+// OnDone (that ends a unary call's CallScope).
+//
+// Both are allocated here because gRPC 1.51 hands every context of a server
+// with an allocator back to that allocator's Release, including one it made
+// itself when NewGenericCallbackServerContext returned nullptr (it lives
+// inside gRPC's request object): deleting that one freed an interior
+// pointer, and one call of an unknown method aborted the server (found by
+// fuzz_get_table; RpcTest.UnknownMethod_UnimplementedAndServerStaysUp).
 // Thread-safe (stateless).
 class CallContextAllocator final : public grpc::ContextAllocator {
  public:
   grpc::CallbackServerContext* NewCallbackServerContext() override;
+  grpc::GenericCallbackServerContext* NewGenericCallbackServerContext()
+      override;
   void Release(grpc::CallbackServerContext* context) override;
-  // Generic (unregistered method) calls keep gRPC's own contexts: the
-  // inherited NewGenericCallbackServerContext returns nullptr.
+  void Release(grpc::GenericCallbackServerContext* context) override;
 };
 
 class UnaryCall {

@@ -374,5 +374,40 @@ TEST_F(RpcTest, UnknownEnumOrGarbageRequest_InvalidArgument) {
   EXPECT_THAT(raw_status.error_message(), HasSubstr("GetRowsRequest"));
 }
 
+// Found by fuzz_get_table: gRPC 1.51 hands the context of a call to an
+// unregistered method (its own UNIMPLEMENTED answer) to the server's
+// ContextAllocator too; the allocator deleted one it had not made, and the
+// first such call aborted the server ("free(): invalid pointer").
+TEST_F(RpcTest, UnknownMethod_UnimplementedAndServerStaysUp) {
+  auto channel = grpc::CreateChannel(ClientOptions().target,
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  for (const char* method :
+       {"/posenc.v1.PositionalEncoding/NoSuchMethod", "/no.such.Service/Call",
+        "/posenc.v1.PositionalEncoding/NoSuchMethod"}) {
+    grpc::ClientContext context;
+    grpc::Slice slice("", 0);
+    grpc::ByteBuffer request(&slice, 1), response;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    grpc::Status status;
+    generic.UnaryCall(&context, method, grpc::StubOptions(), &request,
+                      &response, [&](grpc::Status s) {
+                        std::lock_guard<std::mutex> lock(mu);
+                        status = s;
+                        done = true;
+                        cv.notify_one();
+                      });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
+  }
+  // The server still answers its own methods.
+  absl::StatusOr<Tensor> table = client_->GetTable(Spec(4, 4));
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->shape, (std::vector<uint32_t>{4, 4}));
+}
+
 }  // namespace
 }  // namespace posenc::testing
