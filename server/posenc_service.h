@@ -1,7 +1,7 @@
 // PositionalEncodingService: the gRPC adapter for posenc.v1.PositionalEncoding.
 //
-// Thin: each method parses its request into a query (server/request_handler.h: parsing
-// and validation), looks the table up in the cache, admits a miss
+// Thin: each method parses its request into a query (server/request_handler.h:
+// parsing and validation), looks the table up in the cache, admits a miss
 // (server/admission.h), has the answer built or computed on the ComputePool
 // (server/table_answers.h; streams: server/table_stream.h), and finishes
 // its call (server/unary_call.h), where absl::Status becomes grpc::Status

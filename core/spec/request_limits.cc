@@ -57,10 +57,10 @@ absl::Status CheckMessageSize(uint64_t payload_bytes,
                               uint64_t max_message_bytes, const char* what,
                               const char* hint) {
   if (payload_bytes <= max_message_bytes) return absl::OkStatus();
-  return LimitError(absl::StatusCode::kResourceExhausted, Limit::kMessageBytes,
-                    absl::StrCat(what, " is ", payload_bytes,
-                                 " bytes, over the limit of ", max_message_bytes,
-                                 " bytes a message; ", hint));
+  return LimitError(
+      absl::StatusCode::kResourceExhausted, Limit::kMessageBytes,
+      absl::StrCat(what, " is ", payload_bytes, " bytes, over the limit of ",
+                   max_message_bytes, " bytes a message; ", hint));
 }
 
 }  // namespace posenc
