@@ -11,7 +11,13 @@ verbatim.
 
 Usage: cpp_package_test.py --build BUILD_DIR --consumer SOURCE_DIR
          --work DIR --grpc-prefix DIR --cmake CMAKE --generator NAME
-         --cxx COMPILER --version X.Y.Z
+         --cxx COMPILER --version X.Y.Z [--cxx-flags FLAGS]
+         [--link-flags FLAGS]
+
+--cxx-flags and --link-flags are the build tree's CMAKE_CXX_FLAGS and
+CMAKE_EXE_LINKER_FLAGS: a prefix installed from a sanitizer build (the asan
+and tsan presets) holds instrumented static libraries, so its consumer needs
+the same -fsanitize flags, as any user of such a prefix does.
 """
 
 import argparse
@@ -60,6 +66,8 @@ def main():
     for flag in ("build", "consumer", "work", "grpc-prefix", "cmake",
                  "generator", "cxx", "version"):
         parser.add_argument("--" + flag, required=True)
+    parser.add_argument("--cxx-flags", default="")
+    parser.add_argument("--link-flags", default="")
     args = parser.parse_args()
     checklist = Checklist()
     check = checklist.check
@@ -103,7 +111,10 @@ def main():
     def configure(build_dir, *extra):
         return run([args.cmake, "-S", args.consumer, "-B", build_dir,
                     "-G", args.generator, f"-DCMAKE_CXX_COMPILER={args.cxx}",
-                    f"-DCMAKE_PREFIX_PATH={prefix}", *extra], check=False)
+                    f"-DCMAKE_PREFIX_PATH={prefix}",
+                    f"-DCMAKE_CXX_FLAGS={args.cxx_flags}",
+                    f"-DCMAKE_EXE_LINKER_FLAGS={args.link_flags}", *extra],
+                   check=False)
 
     # find_package with the package's own version, then an incompatible one.
     consumer_build = os.path.join(args.work, "consumer-build")
@@ -143,9 +154,11 @@ def main():
                 env=env)
     pc_consumer = os.path.join(args.work, "consumer-pkg-config")
     if flags.returncode == 0:
-        compiled = run([args.cxx, "-std=c++17", "-o", pc_consumer,
+        compiled = run([args.cxx, "-std=c++17",
+                        *shlex.split(args.cxx_flags), "-o", pc_consumer,
                         os.path.join(args.consumer, "main.cc"),
-                        *shlex.split(flags.stdout)], check=False)
+                        *shlex.split(flags.stdout),
+                        *shlex.split(args.link_flags)], check=False)
         check(compiled.returncode == 0,
               "the consumer builds with `pkg-config --cflags --libs posenc`:"
               f"\n{compiled.stderr[-3000:]}")
