@@ -79,6 +79,11 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 mkdir -p "$long"
 # Per input: -timeout 60 s (a cold RoPE row at d = 65536 takes seconds under
 # ASan); the process may grow to 3 GiB (ASan's quarantine and metadata).
+# -close_fd_mask=2 drops the servers' log lines only: libFuzzer points the
+# sanitizers' report at a copy of stderr before closing it, so ASan and UBSan
+# reports still reach fuzz.log, in fork mode too (checked with a planted
+# use-after-free and a signed overflow, -fork=1: every crash's report was in
+# the parent's log).
 flags=(-timeout=60 -rss_limit_mb=3072 -close_fd_mask=2 -print_pcs=0)
 
 campaign() {  # target

@@ -1,10 +1,11 @@
 // libFuzzer target: the input is the serialized request of one method
 // (POSENC_FUZZ_METHOD: 0 GetTable, 1 StreamRows, 2 StreamBatches, 3 GetRows,
-// 4 Encode),
-// sent to a fresh posenc server over a real gRPC connection and checked
-// (fuzz/service_harness.h). A failed check prints what failed (stdout and
-// stderr, so it survives -close_fd_mask=2) and aborts; the crash file alone
-// reproduces it: ./fuzz_get_rows crash-...
+// 4 Encode), sent to a real posenc server through gRPC and checked
+// (fuzz/service_harness.h: one long-lived server on the in-process channel,
+// or with POSENC_FUZZ_FRESH=1 a fresh server and TCP connection per input).
+// A failed check prints what failed (stdout and stderr, so it survives
+// -close_fd_mask=2) and aborts; the crash file alone reproduces it:
+// ./fuzz_get_rows crash-...
 // Mutations: half libFuzzer's own, half structure-aware (request_mutator.h).
 #include <cstddef>
 #include <cstdint>
