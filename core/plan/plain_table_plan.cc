@@ -59,14 +59,14 @@ struct SlowColumn {
 
 struct PlainTablePlan::AngleTable {
   std::once_flag once;
-  uint32_t step = 0;                 // K; 0: path not used
-  size_t padded = 0;                 // row stride of sin_j / cos_j
-  std::vector<double> sin_j, cos_j;  // [j * padded + i] = sin/cos(j * f_i)
+  uint32_t step = 0;                  // K; 0: path not used
+  size_t padded = 0;                  // row stride of sin_j / cos_j
+  KernelVector<double> sin_j, cos_j;  // [j * padded + i] = sin/cos(j * f_i)
   // float64: low words of the double-double sin_j / cos_j (NaN hi: risky).
-  std::vector<double> sin_j_lo, cos_j_lo;
+  KernelVector<double> sin_j_lo, cos_j_lo;
   // float16 / bfloat16: sin_j / cos_j rounded to float32 (the float32-lane
   // kernel, Half16RowFromAnchorF32Simd).
-  std::vector<float> sin_j32, cos_j32;
+  KernelVector<float> sin_j32, cos_j32;
 };
 
 namespace {
@@ -329,12 +329,12 @@ const PlainTablePlan::AngleTable& PlainTablePlan::GetAngleTable() const {
     uint32_t k = f64 ? kMaxAngleStep64 : kMaxAngleStep;
     while (k > 1 && size_t{k} * bytes_per_j > kAngleTableBytes) k /= 2;
     if (k < 2) return;
-    std::vector<double> sin_j(size_t{k} * padded, 0.0);
-    std::vector<double> cos_j(size_t{k} * padded, 1.0);  // j = 0: exact
+    KernelVector<double> sin_j(size_t{k} * padded, 0.0);
+    KernelVector<double> cos_j(size_t{k} * padded, 1.0);  // j = 0: exact
     if (f64) {
       // Double-double sin/cos(j f_i); risky ones are marked NaN (those
       // columns of row p0 + j then take the per-value path).
-      std::vector<double> sin_lo(sin_j.size(), 0.0), cos_lo(sin_j.size(), 0.0);
+      KernelVector<double> sin_lo(sin_j.size(), 0.0), cos_lo(sin_j.size(), 0.0);
       for (uint32_t j = 1; j < k; ++j) {
         const size_t row = size_t{j} * padded;
         DdSinCosColumns(j, &sin_j[row], &sin_lo[row], &cos_j[row],
@@ -400,7 +400,7 @@ uint32_t PlainTablePlan::ComputeRowsFloat64(uint32_t first, uint32_t count,
   const uint32_t k = t.step, end = first + count;
   const size_t row_bytes = spec_.row_bytes(), padded = t.padded;
   const bool stream = uint64_t{count} * row_bytes >= kStreamMinBytes;
-  std::vector<double> s0h(padded, 0.0), s0l(padded, 0.0), c0h(padded, 1.0),
+  KernelVector<double> s0h(padded, 0.0), s0l(padded, 0.0), c0h(padded, 1.0),
       c0l(padded, 0.0);
   SlowColumn ctx{this, 0, nullptr};
   while (p < end) {
@@ -492,11 +492,11 @@ void PlainTablePlan::ComputeRows(uint32_t first, uint32_t count,
     const uint32_t k = t->step;
     const bool f32 = spec_.dtype == DType::kFloat32;
     const bool stream = f32 && uint64_t{count} * row_bytes >= kStreamMinBytes;
-    std::vector<double> s0(t->padded), c0(t->padded);
+    KernelVector<double> s0(t->padded), c0(t->padded);
     std::vector<uint8_t> risky(t->padded);
     // 16-bit dtypes: the anchor rounded to float32 for the float32-lane
     // kernel of rows j >= 1 (the anchor row itself is rounded from double).
-    std::vector<float> s0f(f32 ? 0 : t->padded), c0f(f32 ? 0 : t->padded);
+    KernelVector<float> s0f(f32 ? 0 : t->padded), c0f(f32 ? 0 : t->padded);
     const bool bf16 = spec_.dtype == DType::kBFloat16;
     // An attention factor a (RoPE) is folded into the anchor row: s0, c0
     // times a_hi make the identity give a sin and a cos. The inputs'

@@ -28,6 +28,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/numerics/kernel_vector.h"
 #include "core/spec/exact_frequency.h"
 #include "core/spec/table_spec.h"
 
@@ -102,8 +103,8 @@ class PlainTablePlan {
   uint32_t fast_columns_;
   std::vector<FrequencyWords> freq_;
   // w0/w1 of freq_ as arrays, padded to RoundUpToKernelLanes(fast_columns_).
-  std::vector<double> w0_, w1_;
-  std::vector<double> w2_;  // third words, padded likewise (float64 ranges)
+  KernelVector<double> w0_, w1_;
+  KernelVector<double> w2_;  // third words, padded likewise (float64 ranges)
   // Lazily built sin/cos(j * f_i) table of the angle-addition path, shared
   // by copies of the plan (immutable once built).
   std::shared_ptr<AngleTable> angle_;

@@ -629,8 +629,8 @@ struct RealEncodingPlan::AngleState {
   std::vector<uint8_t> has_current;
   // Anchors: sin/cos(x0 F) (float64: double-double, NaN high word where
   // risky; 16-bit: also rounded to float32 for the float32-lane kernel).
-  std::vector<double> s0, c0, s0_lo, c0_lo;
-  std::vector<float> s0_f, c0_f;
+  KernelVector<double> s0, c0, s0_lo, c0_lo;
+  KernelVector<float> s0_f, c0_f;
   std::vector<uint8_t> risky;
   // The table, allocated on first use (left uninitialised: a row is
   // written before it is read); built[k * step + j]: segment k's words of

@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/numerics/kernel_vector.h"
 #include "core/spec/encoding_spec.h"
 #include "core/spec/exact_frequency.h"
 #include "core/spec/multi_axis.h"
@@ -205,7 +206,7 @@ class RealEncodingPlan {
   // RoundUpToKernelLanes(count) with copies of its last frequency (so every
   // lane's angle stays within 2^24). Plain specs: one run of half_ words
   // shared by every coordinate.
-  std::vector<double> w0_, w1_, w2_;
+  KernelVector<double> w0_, w1_, w2_;
   // Multi-axis: the frequency sets (core/spec/multi_axis.h), the set and index
   // of each word (for MPFR), and for each of the K pairs its scratch pair
   // (src_) and row pair (dst_).
