@@ -14,8 +14,8 @@ ratio with the 95 % confidence interval of that median (bench/noise.py,
 the rule of every tool here): "within noise" when the interval contains
 1.0.
 
-Writes a Markdown table on stdout (the command line, both binaries' build
-ids, the load average before and after) above it; exits 0 whatever the
+Writes on stdout the command line, both binaries' build ids and the load
+average before and after, then a Markdown table; exits 0 whatever the
 verdict: a comparison is a measurement, not a test.
 """
 import argparse
