@@ -36,8 +36,10 @@ struct KernelAllocator {
     return static_cast<T*>(
         ::operator new (n * sizeof(T), std::align_val_t{kKernelAlignment}));
   }
-  void deallocate(T* p, std::size_t n) {
-    ::operator delete (p, n * sizeof(T), std::align_val_t{kKernelAlignment});
+  // Unsized: clang declares the sized aligned delete only under
+  // -fsized-deallocation, which the fuzz build (clang) does not turn on.
+  void deallocate(T* p, std::size_t /*n*/) {
+    ::operator delete (p, std::align_val_t{kKernelAlignment});
   }
   template <class U>
   bool operator==(const KernelAllocator<U>&) const {
