@@ -51,6 +51,8 @@ class RopeReference {
  private:
   struct Set;  // f'_0 .. f'_{d/2-1} and a at one precision
   Set& SetAt(mpfr_prec_t prec);
+  // f'_i of `set`, computed on first use.
+  mpfr_ptr FreqAt(Set& set, uint32_t i);
 
   RopeScaling rope_;  // type kDefault and nothing set when none
   uint32_t d_;
