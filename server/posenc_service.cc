@@ -18,6 +18,11 @@ namespace {
 // ~8 KiB, the largest a max_d of 65536 allows ~1.5 MiB).
 constexpr size_t kEncodePlansKept = 16;
 constexpr size_t kEncodePlanBytesKept = size_t{8} << 20;
+// GetRows' kept plans (core/cache/encoding_plan_cache.h), for rows computed
+// outside the table cache: a plan is ~48 bytes per frequency (1.5 MiB at
+// d = 65536, twice that for a RoPE layout), so the largest few fit.
+constexpr size_t kRowPlansKept = 16;
+constexpr size_t kRowPlanBytesKept = size_t{16} << 20;
 
 // True when the call's request message never arrived: the client reset
 // the stream before its DATA frame (RST_STREAM, also when HEADERS, DATA and
@@ -62,6 +67,7 @@ PositionalEncodingService::PositionalEncodingService(
       admission_(limits.max_misses_per_connection, pool, inflight),
       stream_parts_{cache, pool, &admission_, stats, calls},
       encode_plans_(limits.spec, kEncodePlansKept, kEncodePlanBytesKept),
+      row_plans_(kRowPlansKept, kRowPlanBytesKept),
       start_time_(absl::Now()) {}
 
 grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
@@ -145,7 +151,8 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
   const TableCache::Lookup lookup = cache_->Find(query->spec, rows);
   if (lookup.table != nullptr) {
     return FinishWithAnswer(
-        call, RowsAnswer(*query, lookup.table.get(), *charge), response);
+        call, RowsAnswer(*query, lookup.table.get(), row_plans_, *charge),
+        response);
   }
   auto ticket = std::make_shared<MissTicket>();
   ticket->charge = *std::move(charge);
@@ -157,8 +164,9 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
             whole ? cache_->ComputeWhole(query->spec) : nullptr;
         if (table == nullptr) cache_->RecordRowsComputed(query->spec, rows);
         ticket->slot.reset();  // before the client sees the answer
-        FinishWithAnswer(call, RowsAnswer(*query, table.get(), ticket->charge),
-                         response);
+        FinishWithAnswer(
+            call, RowsAnswer(*query, table.get(), row_plans_, ticket->charge),
+            response);
       });
   if (admitted.ok()) return call.reactor();
   if (whole) cache_->CancelWhole(query->spec);

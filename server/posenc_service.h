@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "core/cache/encoding_plan_cache.h"
 #include "core/cache/real_encoding_plan_cache.h"
 #include "core/cache/table_cache.h"
 #include "core/runtime/byte_budget.h"
@@ -107,6 +108,8 @@ class PositionalEncodingService final : public RawTableMethods {
   const TableStream::Parts stream_parts_;
   // Encode's plans of the last specs (their frequencies), not values.
   RealEncodingPlanCache encode_plans_;
+  // GetRows' plans of the last table families whose rows it computed.
+  EncodingPlanCache row_plans_;
   const absl::Time start_time_;
 };
 

@@ -43,13 +43,17 @@ absl::StatusOr<grpc::ByteBuffer> ComputeTableAnswer(const TableQuery& query,
 
 absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const RowsQuery& query,
                                             const Table* table,
+                                            EncodingPlanCache& plans,
                                             InflightCharge& charge) {
   absl::StatusOr<grpc::Slice> data = charge.IntoSlice();
   if (!data.ok()) return data.status();
   if (table != nullptr) {
     GatherRows(query, *table, MutableData(*data));
   } else {
-    ComputePositions(query.spec, query.positions, MutableData(*data));
+    absl::StatusOr<std::shared_ptr<const EncodingPlan>> plan =
+        plans.Get(query.spec);
+    if (!plan.ok()) return plan.status();
+    ComputePositions(**plan, query.positions, MutableData(*data));
   }
   return BuildGetRowsResponse(query, std::move(*data));
 }

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "core/cache/encoding_plan_cache.h"
 #include "core/cache/real_encoding_plan_cache.h"
 #include "core/cache/table.h"
 #include "core/cache/table_cache.h"
@@ -46,10 +47,12 @@ absl::StatusOr<grpc::ByteBuffer> ComputeTableAnswer(const TableQuery& query,
                                                     Admission& admission);
 
 // GetRows's answer: the rows at query.positions copied from `table` (a
-// table covering query.spec), or computed when `table` is null, into the
-// buffer of `charge` (query.positions.size() rows, already charged).
+// table covering query.spec), or computed when `table` is null (by the
+// family's plan kept in `plans`, or built and kept there), into the buffer
+// of `charge` (query.positions.size() rows, already charged).
 absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const RowsQuery& query,
                                             const Table* table,
+                                            EncodingPlanCache& plans,
                                             InflightCharge& charge);
 
 // An Encode call, on a pool thread: the frequencies (O(half) MPFR products,

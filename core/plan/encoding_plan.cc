@@ -26,6 +26,10 @@ void EncodingPlan::ComputeRows(uint32_t first, uint32_t count,
   }
 }
 
+size_t EncodingPlan::MemoryBytes() const {
+  return plain_ != nullptr ? plain_->MemoryBytes() : grid_->MemoryBytes();
+}
+
 uint32_t EncodingPlan::AngleAdditionStep() const {
   return plain_ != nullptr ? plain_->AngleAdditionStep() : 0;
 }

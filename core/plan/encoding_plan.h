@@ -45,6 +45,10 @@ class EncodingPlan {
   // (PlainTablePlan::AngleAdditionStep); 0 for a grid table.
   uint32_t AngleAdditionStep() const;
 
+  // Bytes the plan holds (PlainTablePlan::MemoryBytes or
+  // GridPlan::MemoryBytes).
+  size_t MemoryBytes() const;
+
  private:
   TableSpec spec_;
   // Exactly one is set.

@@ -103,6 +103,15 @@ void GridPlan::ComputeRow(uint32_t row, std::byte* out) const {
   ComputeRows(row, 1, out);
 }
 
+size_t GridPlan::MemoryBytes() const {
+  size_t total = sizeof(*this) + axes_.capacity() * sizeof(Axis);
+  for (const Axis& axis : axes_) {
+    if (axis.integer != nullptr) total += axis.integer->MemoryBytes();
+    if (axis.real != nullptr) total += axis.real->MemoryBytes();
+  }
+  return total;
+}
+
 void GridPlan::ComputeRows(uint32_t first, uint32_t count,
                            std::byte* out) const {
   const size_t row_bytes = spec_.row_bytes();

@@ -45,6 +45,10 @@ class GridPlan {
   // bytes); first + count <= spec.max_len. Same bytes as ComputeRow.
   void ComputeRows(uint32_t first, uint32_t count, std::byte* out) const;
 
+  // Bytes this plan holds: its axes' plans (PlainTablePlan::MemoryBytes,
+  // RealEncodingPlan::MemoryBytes).
+  size_t MemoryBytes() const;
+
  private:
   struct Axis {
     uint32_t size = 0;

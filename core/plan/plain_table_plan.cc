@@ -1,6 +1,7 @@
 #include "core/plan/plain_table_plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -67,6 +68,9 @@ struct PlainTablePlan::AngleTable {
   // float16 / bfloat16: sin_j / cos_j rounded to float32 (the float32-lane
   // kernel, Half16RowFromAnchorF32Simd).
   KernelVector<float> sin_j32, cos_j32;
+  // The bytes of the vectors above once built (MemoryBytes reads it from
+  // any thread).
+  std::atomic<size_t> bytes{0};
 };
 
 namespace {
@@ -368,8 +372,19 @@ const PlainTablePlan::AngleTable& PlainTablePlan::GetAngleTable() const {
     t.sin_j = std::move(sin_j);
     t.cos_j = std::move(cos_j);
     t.step = k;
+    const auto held = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+    t.bytes.store(held(t.sin_j) + held(t.cos_j) + held(t.sin_j_lo) +
+                      held(t.cos_j_lo) + held(t.sin_j32) + held(t.cos_j32),
+                  std::memory_order_release);
   });
   return t;
+}
+
+size_t PlainTablePlan::MemoryBytes() const {
+  const auto held = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  return sizeof(*this) + held(freq_) + held(w0_) + held(w1_) + held(w2_) +
+         angle_->bytes.load(std::memory_order_acquire) +
+         (inner_ != nullptr ? inner_->MemoryBytes() : 0);
 }
 
 uint32_t PlainTablePlan::AngleAdditionStep() const {

@@ -57,6 +57,11 @@ class PlainTablePlan {
   // Builds the per-plan table if needed.
   uint32_t AngleAdditionStep() const;
 
+  // Bytes this plan holds: its frequencies and kernel arrays, its inner
+  // plan's, and its angle-addition table once built (<= 1 MiB; ComputeRows
+  // of >= 16 rows builds it).
+  size_t MemoryBytes() const;
+
   // Writes the two values of pair `column` of row `pos` into `row`, by the
   // scalar rigorous path (fast double or double-double, MPFR fallback).
   void ComputeColumn(uint32_t column, uint32_t pos, std::byte* row) const;
