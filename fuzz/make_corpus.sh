@@ -9,8 +9,9 @@
 # instead of writing: exit 1 if a named seed differs from what is committed.
 #
 # The harness (fuzz/service_harness.h) runs each seed against a server with
-# the real request limits (d <= 65536, max_len <= 2^24) and a 4 MiB answer
-# limit, so the seeds below reach those limits.
+# the real request limits (d <= 65536, max_len <= 2^24) and a 512 KiB answer
+# limit (small budgets keep an input cheap), so the seeds below reach those
+# limits.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 proto_dir="$here/../proto"
@@ -72,7 +73,9 @@ encode stream_batches yarn_attention_tie StreamBatchesRequest "$tie rows_per_bat
 # At the server's limits: d = 65536, max_len = 2^24, every dtype and layout.
 # A few rows of such a table are computed alone (never the whole table).
 big='d: 65536 max_len: 16777216'
-encode get_rows limit_float64 GetRowsRequest "spec { $big dtype: DTYPE_FLOAT64 } positions: [16777215, 0, 8388608]"
+# (A float64 row of d = 65536 is the whole 512 KiB answer.)
+encode get_rows limit_float64 GetRowsRequest "spec { $big dtype: DTYPE_FLOAT64 } positions: [16777215]"
+encode get_rows limit_float64_middle GetRowsRequest "spec { $big dtype: DTYPE_FLOAT64 } positions: [8388608]"
 encode get_rows limit_float16_rotate_half GetRowsRequest "spec { $big dtype: DTYPE_FLOAT16 layout: LAYOUT_ROTATE_HALF } positions: [16777215]"
 encode get_rows limit_bfloat16_t2t GetRowsRequest "spec { $big dtype: DTYPE_BFLOAT16 layout: LAYOUT_CONCAT_SIN_COS frequency: FREQUENCY_T2T base: 1e+30 } positions: [16777214, 1]"
 encode get_rows limit_yarn GetRowsRequest "spec { $big base: 1000000 layout: LAYOUT_INTERLEAVED_PAIRS rope { type: ROPE_TYPE_YARN factor: 64 original_max_position_embeddings: 4096 beta_fast: 16 } } positions: [16777215, 1000]"
@@ -85,11 +88,11 @@ encode stream_batches limit_tail StreamBatchesRequest "spec { $big dtype: DTYPE_
 short=$(seq -s ', ' 1 128 | sed 's/[0-9]\+/1/g')
 long=$(seq -s ', ' 2 129)
 encode stream_batches limit_longrope StreamBatchesRequest "spec { d: 256 max_len: 16777216 layout: LAYOUT_ROTATE_HALF rope { type: ROPE_TYPE_LONGROPE original_max_position_embeddings: 4096 seq_len: 131072 short_factor: [$short] long_factor: [$long] } } start: 131000 end: 131100"
-# A whole 4 MiB table (the answer limit), then one row more.
-encode get_table at_message_limit GetTableRequest 'spec { d: 1024 max_len: 1024 }'
-encode get_table over_message_limit GetTableRequest 'spec { d: 1024 max_len: 1025 }'
-# 4 MiB messages: three chunks in flight exceed --max_inflight_bytes.
-encode stream_batches over_inflight StreamBatchesRequest 'spec { d: 1024 max_len: 100000 } rows_per_batch: 1024'
+# A whole 512 KiB table (the answer limit), then one row more.
+encode get_table at_message_limit GetTableRequest 'spec { d: 1024 max_len: 128 }'
+encode get_table over_message_limit GetTableRequest 'spec { d: 1024 max_len: 129 }'
+# 512 KiB messages: three chunks in flight exceed --max_inflight_bytes.
+encode stream_batches over_inflight StreamBatchesRequest 'spec { d: 1024 max_len: 100000 } rows_per_batch: 128'
 # Grid tables (docs/encodings.md "Grid tables"): MAE with its cls token,
 # SD3's crop (rational positions), timm's grouped sines, CogVideoX's three
 # axes, and refusals (a zero size, d not the channels, a position past 2^24).
@@ -142,11 +145,12 @@ encode encode grid_out_of_range EncodeRequest 'spec { axes_dim: [2, 2] } grid { 
 # tiny negative, -0 in every dtype (the MPFR reference had taken it for +0).
 encode encode octave_nearly_whole_turn EncodeRequest 'spec { frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 2 max_freq_exp: 1.3202428078732969e-192 } positions: [0.5]'
 encode encode octave_nearly_whole_turn_below EncodeRequest 'spec { dtype: DTYPE_FLOAT16 layout: LAYOUT_CONCAT_SIN_COS frequency: FREQUENCY_SCHEME_OCTAVES num_frequencies: 2 min_freq_exp: -1.3202428078732969e-192 } positions: [0.5, -0.5, 1.5]'
-# At the limits: dim 65536; a 4 MiB answer (the message limit), then one
+# At the limits: dim 65536; a 512 KiB answer (the message limit), then one
 # point more; FLUX's 1024 timesteps (bench/ghz/encode_timesteps.json).
 encode encode limit_dim EncodeRequest 'spec { dim: 65536 dtype: DTYPE_FLOAT64 layout: LAYOUT_CONCAT_SIN_COS } positions: [999.5]'
 points=$(seq 0 1023 | awk '{printf "%s%.17g", (NR > 1 ? ", " : ""), ($1 + 0.5) / 1024}')
 encode encode limit_flux_1024 EncodeRequest "spec { dim: 320 layout: LAYOUT_CONCAT_COS_SIN scale: 1000 } positions: [$points]"
+points=$(seq 0 127 | awk '{printf "%s%.17g", (NR > 1 ? ", " : ""), ($1 + 0.5) / 128}')
 encode encode limit_at_message_limit EncodeRequest "spec { dim: 1024 } positions: [$points]"
 encode encode limit_over_message_limit EncodeRequest "spec { dim: 1024 } positions: [$points, 1]"
 

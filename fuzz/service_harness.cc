@@ -56,7 +56,7 @@ constexpr absl::Duration kCallDeadline = absl::Seconds(20);
 constexpr absl::Duration kIdleTimeout = absl::Seconds(20);
 // A stream is read up to this many messages or bytes, then cancelled.
 constexpr size_t kStreamMaxMessages = 256;
-constexpr uint64_t kStreamMaxBytes = uint64_t{6} << 20;
+constexpr uint64_t kStreamMaxBytes = uint64_t{1} << 20;
 // Values compared with the reference: a reply of at most kCheckAll elements
 // whole; else its first and last element and kRandomSamples random ones,
 // and at most kMaxSamplesPerCall in all.
@@ -75,6 +75,19 @@ constexpr const char* kMethodNames[kFuzzMethodCount] = {
     "/posenc.v1.PositionalEncoding/Encode"};
 
 HarnessCounters counters;
+
+// Wall time by phase of RunInput, for fuzz/speed.sh (POSENC_FUZZ_PHASES=1
+// appends them to CountersLine).
+struct PhaseTimes {
+  absl::Duration read, start, call_a, check, call_b, hostile, idle, stop;
+};
+PhaseTimes phases;
+// Adds the time since *since to *total and restarts *since.
+void Lap(absl::Time* since, absl::Duration* total) {
+  const absl::Time now = absl::Now();
+  *total += now - *since;
+  *since = now;
+}
 // The first call's code of the last input (RecordCode).
 grpc::StatusCode last_code = grpc::StatusCode::UNKNOWN;
 
@@ -1036,8 +1049,10 @@ struct Hostility {
 
 // One call of `method` with the input's bytes as its request, through
 // gRPC's public generic stub (the bytes go out as they are, valid or not).
-Reply Call(const std::shared_ptr<grpc::Channel>& channel, FuzzMethod method,
-           const uint8_t* data, size_t size, const std::string& key,
+// `cq` is the target's, idle between calls (every operation is awaited).
+Reply Call(const std::shared_ptr<grpc::Channel>& channel,
+           grpc::CompletionQueue& cq, FuzzMethod method, const uint8_t* data,
+           size_t size, const std::string& key,
            const Hostility& hostility = Hostility()) {
   Reply reply;
   grpc::ClientContext context;
@@ -1047,7 +1062,6 @@ Reply Call(const std::shared_ptr<grpc::Channel>& channel, FuzzMethod method,
   const grpc::ByteBuffer request(&slice, 1);
   const std::string name = kMethodNames[static_cast<int>(method)];
   grpc::GenericStub stub(channel);
-  grpc::CompletionQueue cq;
   void* const tag = &reply;  // one operation at a time
   grpc::Status status;
   if (method == FuzzMethod::kGetTable || method == FuzzMethod::kGetRows ||
@@ -1085,11 +1099,6 @@ Reply Call(const std::shared_ptr<grpc::Channel>& channel, FuzzMethod method,
     }
     call->Finish(&status, tag);
     Await(cq);
-  }
-  cq.Shutdown();
-  void* ignored_tag = nullptr;
-  bool ignored_ok = false;
-  while (cq.Next(&ignored_tag, &ignored_ok)) {
   }
   reply.code = status.error_code();
   reply.message = status.error_message();
@@ -1321,6 +1330,9 @@ void RecordCode(FuzzMethod method, const uint8_t* data, size_t size) {
 struct Target {
   std::unique_ptr<PosencServer> server;
   std::shared_ptr<grpc::Channel> channel;
+  // The client's queue, kept for the target's life (one per call cost about
+  // a quarter of a GetTable input under ASan).
+  std::unique_ptr<grpc::CompletionQueue> cq;
   uint64_t inputs = 0;  // served so far
 };
 Target fast_target;
@@ -1342,11 +1354,20 @@ absl::StatusOr<Target> StartTarget(HarnessMode m) {
         grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", t.server->port()),
                                   grpc::InsecureChannelCredentials(), args);
   }
+  t.cq = std::make_unique<grpc::CompletionQueue>();
   return t;
 }
 
 // Shuts the server down and checks the process keeps nothing of it.
 std::string StopTarget(Target& t) {
+  if (t.cq != nullptr) {
+    t.cq->Shutdown();
+    void* ignored_tag = nullptr;
+    bool ignored_ok = false;
+    while (t.cq->Next(&ignored_tag, &ignored_ok)) {
+    }
+    t.cq.reset();
+  }
   t.channel.reset();
   t.server.reset();
   const BufferReserve::Stats reserve = WarmReserve().GetStats();
@@ -1402,7 +1423,7 @@ std::string HostileCall(FuzzMethod method, const uint8_t* data, size_t size,
       return "";
   }
   ++counters.hostile_calls;
-  const Reply c = Call(target.channel, method, data, size, key, h);
+  const Reply c = Call(target.channel, *target.cq, method, data, size, key, h);
   if (c.code != a.code && c.code != grpc::StatusCode::DEADLINE_EXCEEDED &&
       !(c.code == grpc::StatusCode::CANCELLED && c.cancelled_by_client)) {
     return absl::StrCat(CodeName(c.code), " (", c.message, ") where call 1 ",
@@ -1433,7 +1454,9 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
   PosencServer& server = *target.server;
   // The idle invariants hold before the input too (a long-lived server
   // carries nothing of the last input but its cache).
+  absl::Time t = absl::Now();
   if (std::string e = WaitIdle(server); !e.empty()) return "before: " + e;
+  Lap(&t, &phases.idle);
   const Counts before = CountsOf(server, method);
   // What a posenc client sends with each call (when it has a spec).
   // (None with Encode: any replica answers it.)
@@ -1441,15 +1464,18 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
       req.parsed && method != FuzzMethod::kEncode ? RoutingKey(req.proto) : "";
   const uint64_t seed = Fnv1a(data, size);
 
-  const Reply a = Call(target.channel, method, data, size, key);
+  const Reply a = Call(target.channel, *target.cq, method, data, size, key);
+  Lap(&t, &phases.call_a);
   last_code = a.code;
   if (std::string e = CheckReply(method, req, a, key, options, seed);
       !e.empty()) {
     return absl::StrCat("call 1: ", CodeName(a.code), ": ", e);
   }
+  Lap(&t, &phases.check);
   if (std::string e = WaitIdle(server); !e.empty()) return "call 1: " + e;
+  Lap(&t, &phases.idle);
 
-  const Reply b = Call(target.channel, method, data, size, key);
+  const Reply b = Call(target.channel, *target.cq, method, data, size, key);
   if (b.code != a.code || b.cancelled_by_client != a.cancelled_by_client) {
     return absl::StrCat("call 2 ended ", CodeName(b.code), " (", b.message,
                         "), call 1 ", CodeName(a.code), " (", a.message, ")");
@@ -1464,7 +1490,9 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
                         " (", b.messages.size(), " vs ", a.messages.size(),
                         " messages)");
   }
+  Lap(&t, &phases.call_b);
   if (std::string e = WaitIdle(server); !e.empty()) return "call 2: " + e;
+  Lap(&t, &phases.idle);
 
   // The server counted both calls, by outcome (what GetStats reports).
   const Counts after = CountsOf(server, method);
@@ -1481,6 +1509,7 @@ std::string RunChecked(FuzzMethod method, const uint8_t* data, size_t size,
       !e.empty()) {
     return "call 3: " + e;
   }
+  Lap(&t, &phases.hostile);
   const uint64_t computations =
       after.cache.computations - before.cache.computations;
   // A table over the cache budget is never computed whole: a few rows of
@@ -1523,15 +1552,17 @@ ServerOptions HarnessServerOptions() {
   options.listen = "127.0.0.1:0";
   // The real limits on requests (ServerOptions' defaults): d up to 65536,
   // max_len up to 2^24, 65536 positions per GetRows.
-  // Small budgets: an answer of at most 4 MiB; a stream holds up to three
-  // chunks of >= 256 KiB or one message (so a stream of 4 MiB messages is
-  // refused by --max_inflight_bytes); a table over 8 MiB is never cached,
-  // so a stream over it computes its rows in chunks. (The compute queue
+  // Small budgets, so that an input costs at most a few milliseconds under
+  // ASan (at 4 MiB, answers of a million values halved GetRows' rate): an
+  // answer of at most 512 KiB (one float64 row of d = 65536); a stream
+  // holds up to 2.5 messages (so a stream of 512 KiB messages is refused by
+  // --max_inflight_bytes); a table over 1 MiB is never cached, so a stream
+  // over it computes its rows in chunks. (The compute queue
   // refuses only behind queued work, which one call at a time never has.)
-  options.max_message_bytes = uint64_t{4} << 20;
-  options.max_inflight_bytes = uint64_t{10} << 20;
-  options.max_queued_compute_bytes = uint64_t{8} << 20;
-  options.cache_bytes = uint64_t{8} << 20;
+  options.max_message_bytes = uint64_t{512} << 10;
+  options.max_inflight_bytes = uint64_t{1280} << 10;
+  options.max_queued_compute_bytes = uint64_t{1} << 20;
+  options.cache_bytes = uint64_t{1} << 20;
   // One computation per connection: a slot that is not given back makes
   // the second call RESOURCE_EXHAUSTED, which the harness reports.
   options.max_misses_per_connection = 1;
@@ -1575,26 +1606,33 @@ std::string RunInput(FuzzMethod method, const uint8_t* data, size_t size) {
   InitHarness();
   ++counters.inputs;
   last_code = grpc::StatusCode::UNKNOWN;
+  absl::Time t = absl::Now();
   const Request req = ReadRequest(method, data, size, HarnessServerOptions());
+  Lap(&t, &phases.read);
   std::string failure;
   if (CurrentMode() == HarnessMode::kFresh) {
-    absl::StatusOr<Target> t = StartTarget(HarnessMode::kFresh);
-    if (!t.ok()) {
-      failure = "server did not start: " + t.status().ToString();
+    absl::StatusOr<Target> started = StartTarget(HarnessMode::kFresh);
+    Lap(&t, &phases.start);
+    if (!started.ok()) {
+      failure = "server did not start: " + started.status().ToString();
     } else {
-      failure = RunChecked(method, data, size, req, *t);
-      if (failure.empty()) failure = StopTarget(*t);
+      failure = RunChecked(method, data, size, req, *started);
+      t = absl::Now();
+      if (failure.empty()) failure = StopTarget(*started);
+      Lap(&t, &phases.stop);
     }
   } else {
     if (fast_target.server != nullptr && fast_target.inputs >= RestartEvery()) {
       failure = RestartServer();
+      Lap(&t, &phases.stop);
     }
     if (failure.empty() && fast_target.server == nullptr) {
-      absl::StatusOr<Target> t = StartTarget(HarnessMode::kFast);
-      if (t.ok()) {
-        fast_target = std::move(*t);
+      absl::StatusOr<Target> started = StartTarget(HarnessMode::kFast);
+      Lap(&t, &phases.start);
+      if (started.ok()) {
+        fast_target = std::move(*started);
       } else {
-        failure = "server did not start: " + t.status().ToString();
+        failure = "server did not start: " + started.status().ToString();
       }
     }
     if (failure.empty()) {
@@ -1625,6 +1663,17 @@ std::string CountersLine() {
   absl::StrAppend(&line, " streams_cancelled_by_client=",
                   counters.streams_cancelled_by_client,
                   " values_checked=", counters.values_checked);
+  if (const char* env = std::getenv("POSENC_FUZZ_PHASES");
+      env != nullptr && std::string(env) == "1") {
+    const auto ms = [](absl::Duration d) {
+      return absl::StrFormat("%.0f", absl::ToDoubleMilliseconds(d));
+    };
+    absl::StrAppend(&line, " ms: read=", ms(phases.read),
+                    " start=", ms(phases.start), " call_a=", ms(phases.call_a),
+                    " check=", ms(phases.check), " call_b=", ms(phases.call_b),
+                    " hostile=", ms(phases.hostile), " idle=", ms(phases.idle),
+                    " stop=", ms(phases.stop));
+  }
   return line;
 }
 

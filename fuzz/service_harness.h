@@ -42,9 +42,9 @@
 //      the server must be idle again.
 // Streams are read up to kStreamMaxMessages / kStreamMaxBytes, then
 // cancelled by the client (the cancellation path), so a legal stream of
-// 2^24 rows costs what its first few MiB cost. An Encode answer is at most
-// the 4 MiB message limit (--max_message_bytes; more is RESOURCE_EXHAUSTED
-// before any work), so a hostile one costs at most ~2M values and
+// 2^24 rows costs what its first MiB costs. An Encode answer is at most
+// the 512 KiB message limit (--max_message_bytes; more is RESOURCE_EXHAUSTED
+// before any work), so a hostile one costs at most 256 k values and
 // --max_d/2 MPFR frequencies; and nothing of it may be cached.
 //
 // Encode's frequency range (every F_i in [2^-800, 2^24]) and position bound
