@@ -8,8 +8,9 @@
 //   - fast (the default): one server per process, reached through gRPC's
 //     in-process channel, serves every input; it is replaced every 2,000
 //     inputs (POSENC_FUZZ_RESTART_EVERY) and on demand (RestartServer), so
-//     a fresh cache and counters. get_table: 221 inputs a second under
-//     ASan on one loaded core (fuzz/speed.sh), fresh mode 24.
+//     a fresh cache and counters. 322-1,127 inputs a second under ASan on
+//     one idle core over the five service targets (fuzz/speed.sh at
+//     c573fb4; fuzz/README.md#speed), the fresh mode 35-59.
 //   - fresh (POSENC_FUZZ_FRESH=1, the reproducer): a fresh server and a
 //     fresh TCP connection on 127.0.0.1 per input, shut down after it. A
 //     finding of the fast mode is confirmed here; fuzz/agree.sh checks
