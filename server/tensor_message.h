@@ -24,7 +24,9 @@ namespace posenc {
 // holds any part of it. Use Slice::sub for row ranges.
 grpc::Slice TableSlice(std::shared_ptr<const Table> table);
 
-// A freshly allocated, writable slice of `bytes` bytes.
+// A freshly allocated, writable slice of `bytes` bytes, on the heap and
+// aligned to 8 bytes whatever its size (rows of any dtype may be written
+// in place).
 grpc::Slice NewSlice(size_t bytes);
 
 // NewSlice whose `bytes`, already taken from `budget` by the caller, are
