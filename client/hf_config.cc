@@ -49,6 +49,13 @@ absl::StatusOr<uint32_t> Count(const Struct& s, const char* key,
   return static_cast<uint32_t>(*v);
 }
 
+// Count when `key` is present (any value but null), else `fallback`.
+absl::StatusOr<uint32_t> CountOr(const Struct& s, const char* key,
+                                 uint32_t fallback, const std::string& where) {
+  if (Find(s, key) == nullptr) return fallback;
+  return Count(s, key, where);
+}
+
 absl::StatusOr<std::vector<double>> List(const Struct& s, const char* key) {
   const Value* v = Find(s, key);
   if (v == nullptr || !v->has_list_value()) {
@@ -122,6 +129,15 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
       params != nullptr && params->has_struct_value()
           ? NumberOr(params->struct_value(), "partial_rotary_factor", 1.0)
           : 1.0);
+  // As the server's spec.partial_rotary_factor (0 < f <= 1), so that the
+  // product below fits (a negative one was undefined behaviour:
+  // fuzz_hf_config).
+  if (!(prf > 0 && prf <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("partial_rotary_factor must be in (0, 1] in "
+                     "config.json, got ",
+                     ShortestDouble(prf)));
+  }
   spec.d = static_cast<uint32_t>(head_dim * prf);  // int(), as HF
   absl::StatusOr<uint32_t> mpe = Count(config, "max_position_embeddings", "");
   if (!mpe.ok()) return mpe.status();
@@ -145,8 +161,10 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
     if (!factor.ok()) return factor.status();
     rope->factor = *factor;
     if (rope->type == RopeType::kDynamic) {
-      rope->original_max_position_embeddings = static_cast<uint32_t>(
-          NumberOr(r, "original_max_position_embeddings", *mpe));
+      absl::StatusOr<uint32_t> m =
+          CountOr(r, "original_max_position_embeddings", *mpe, where);
+      if (!m.ok()) return m.status();
+      rope->original_max_position_embeddings = *m;
       rope->seq_len = options.seq_len.value_or(0);
     }
   } else if (type == "yarn") {
@@ -154,8 +172,10 @@ absl::StatusOr<TableSpec> SpecFromHfConfig(absl::string_view json,
     absl::StatusOr<double> factor = Number(r, "factor", where);
     if (!factor.ok()) return factor.status();
     rope->factor = *factor;
-    rope->original_max_position_embeddings = static_cast<uint32_t>(
-        NumberOr(r, "original_max_position_embeddings", *mpe));
+    absl::StatusOr<uint32_t> m =
+        CountOr(r, "original_max_position_embeddings", *mpe, where);
+    if (!m.ok()) return m.status();
+    rope->original_max_position_embeddings = *m;
     // HF: with original_max_position_embeddings in rope_scaling, factor =
     // max_position_embeddings / it (DeepSeek-V3). Taken only when above 1,
     // as posenc.hf_config does: Qwen2.5's documented YaRN config keeps

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 
@@ -109,6 +110,48 @@ TEST(HfConfigLongRopeTest, FractionalOriginal_InvalidArgumentWithAllDigits) {
   EXPECT_EQ(spec.status().message(),
             "rope_scaling.original_max_position_embeddings must be a "
             "non-negative integer, got 4096.000000000001");
+}
+
+// Regression (fuzz_hf_config, issue 36's campaign): a negative
+// partial_rotary_factor made int(head_dim * f) a negative double cast to
+// uint32_t, undefined behaviour; now refused as the server refuses it.
+TEST(HfConfigHostileTest, NegativePartialRotaryFactor_InvalidArgument) {
+  absl::StatusOr<TableSpec> spec = SpecFromHfConfig(
+      R"({"head_dim": 128, "max_position_embeddings": 4096,
+          "partial_rotary_factor": -0.5,
+          "rope_scaling": {"type": "dynamic", "factor": 2.0}})",
+      {});
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(spec.status().message(),
+            "partial_rotary_factor must be in (0, 1] in config.json, got "
+            "-0.5");
+  for (const char* f : {"0", "1.5", "1e308"}) {
+    const std::string json =
+        absl::StrCat(R"({"head_dim": 128, "max_position_embeddings": 4096, )",
+                     R"("partial_rotary_factor": )", f, "}");
+    EXPECT_EQ(SpecFromHfConfig(json, {}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << f;
+  }
+}
+
+// The same cast of original_max_position_embeddings in the dynamic and
+// YaRN branches: a negative or fractional one is named.
+TEST(HfConfigHostileTest, NegativeOriginalMaxPositions_InvalidArgument) {
+  for (const char* type : {"dynamic", "yarn"}) {
+    absl::StatusOr<TableSpec> spec = SpecFromHfConfig(
+        absl::StrCat(R"({"head_dim": 64, "max_position_embeddings": 4096,
+            "rope_scaling": {"type": ")",
+                     type,
+                     R"(", "factor": 2.0,
+            "original_max_position_embeddings": -64}})"),
+        {});
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << type;
+    EXPECT_EQ(spec.status().message(),
+              "rope_scaling.original_max_position_embeddings must be a "
+              "non-negative integer, got -64")
+        << type;
+  }
 }
 
 }  // namespace
