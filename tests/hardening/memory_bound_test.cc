@@ -332,30 +332,35 @@ TEST(MemoryBoundTest, MixedConcurrentLoad_PeakRssWithinStatedBound) {
               false, false);
       },
       // Slow readers of uncached 256 MiB streams, cancelled at a random
-      // message, three threads.
+      // message, three threads. A stream that delivered and then ran past
+      // its 30 s deadline is slow, not stuck: each of its messages waits for
+      // a compute turn behind 20 other loads, under ASan up to 64 of them
+      // (loads 9 and 10 in three of eight ASan suite runs of issue 36's item
+      // 0, one of them on an otherwise quiet machine). One that delivered
+      // nothing still fails.
       [&](PosencClient& c, std::mt19937& rng) {
         int messages = 0;
         const int stop_at = 1 + rng() % 64;
-        count(c.StreamBatches(fresh(MakeSpec(1024, 65536)), 0, std::nullopt, 0,
-                              [&](uint32_t, const Tensor&) {
-                                absl::SleepFor(absl::Milliseconds(2));
-                                return ++messages < stop_at
-                                           ? absl::OkStatus()
-                                           : absl::CancelledError("enough");
-                              }),
-              true, false);
+        const absl::Status s = c.StreamBatches(
+            fresh(MakeSpec(1024, 65536)), 0, std::nullopt, 0,
+            [&](uint32_t, const Tensor&) {
+              absl::SleepFor(absl::Milliseconds(2));
+              return ++messages < stop_at ? absl::OkStatus()
+                                          : absl::CancelledError("enough");
+            });
+        count(s, true, messages > 0);
       },
       [&](PosencClient& c, std::mt19937& rng) {
         int messages = 0;
         const int stop_at = 1 + rng() % 64;
-        count(c.StreamBatches(fresh(MakeSpec(2048, 32768)), 0, std::nullopt, 0,
-                              [&](uint32_t, const Tensor&) {
-                                absl::SleepFor(absl::Milliseconds(5));
-                                return ++messages < stop_at
-                                           ? absl::OkStatus()
-                                           : absl::CancelledError("enough");
-                              }),
-              true, false);
+        const absl::Status s = c.StreamBatches(
+            fresh(MakeSpec(2048, 32768)), 0, std::nullopt, 0,
+            [&](uint32_t, const Tensor&) {
+              absl::SleepFor(absl::Milliseconds(5));
+              return ++messages < stop_at ? absl::OkStatus()
+                                          : absl::CancelledError("enough");
+            });
+        count(s, true, messages > 0);
       },
       [&](PosencClient& c, std::mt19937& rng) {
         int rows = 0;
