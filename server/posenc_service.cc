@@ -1,10 +1,12 @@
 #include "server/posenc_service.h"
 
+#include <chrono>
 #include <memory>
 #include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "convert/preset_request.h"
 #include "core/runtime/buffer_reserve.h"
 #include "server/table_answers.h"
@@ -188,11 +190,17 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
   if (!charge.ok()) return call.Finish(charge.status(), 0);
   auto ticket = std::make_shared<MissTicket>();
   ticket->charge = *std::move(charge);
+  // The exact slow path stops at the call's deadline: past it nobody reads
+  // the answer (std::chrono's max is gRPC's "no deadline").
+  const absl::Time deadline =
+      context->deadline() == std::chrono::system_clock::time_point::max()
+          ? absl::InfiniteFuture()
+          : absl::FromChrono(context->deadline());
   absl::Status admitted = admission_.AdmitComputation(
       context->peer(), query->answer_bytes(), *ticket,
-      [this, call, response, query, ticket] {
+      [this, call, response, query, ticket, deadline] {
         absl::StatusOr<grpc::ByteBuffer> answer =
-            ComputeEncodeAnswer(*query, limits_.max_rows_per_request,
+            ComputeEncodeAnswer(*query, limits_.max_rows_per_request, deadline,
                                 encode_plans_, ticket->charge);
         ticket->slot.reset();  // before the client sees the answer
         FinishWithAnswer(call, std::move(answer), response);

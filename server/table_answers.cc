@@ -5,6 +5,7 @@
 #include "core/plan/encoding.h"
 #include "core/plan/encoding_plan.h"
 #include "core/plan/real_encoding_plan.h"
+#include "core/plan/slow_path_budget.h"
 #include "server/limit_flags.h"
 #include "server/tensor_message.h"
 
@@ -60,7 +61,7 @@ absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const RowsQuery& query,
 
 absl::StatusOr<grpc::ByteBuffer> ComputeEncodeAnswer(
     const EncodeQuery& query, uint32_t max_rows_per_request,
-    RealEncodingPlanCache& plans, InflightCharge& charge) {
+    absl::Time deadline, RealEncodingPlanCache& plans, InflightCharge& charge) {
   absl::StatusOr<std::shared_ptr<const RealEncodingPlan>> encoding =
       plans.Get(query.spec);
   if (!encoding.ok()) return encoding.status();
@@ -72,11 +73,13 @@ absl::StatusOr<grpc::ByteBuffer> ComputeEncodeAnswer(
   if (!valid.ok()) return NameServerFlag(valid);
   absl::StatusOr<grpc::Slice> data = charge.IntoSlice();
   if (!data.ok()) return data.status();
+  SlowPathBudget budget(SlowPathBudget::kEncodeUnits, deadline);
   if (query.grid.has_value()) {
-    (*encoding)->ComputeGridRows(*query.grid, MutableData(*data));
+    (*encoding)->ComputeGridRows(*query.grid, MutableData(*data), &budget);
   } else {
-    (*encoding)->ComputeRows(query.positions, MutableData(*data));
+    (*encoding)->ComputeRows(query.positions, MutableData(*data), &budget);
   }
+  if (!budget.status().ok()) return budget.status();
   return BuildEncodeResponse(query, std::move(*data));
 }
 

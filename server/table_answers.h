@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/cache/encoding_plan_cache.h"
 #include "core/cache/real_encoding_plan_cache.h"
 #include "core/cache/table.h"
@@ -58,10 +59,13 @@ absl::StatusOr<grpc::ByteBuffer> RowsAnswer(const RowsQuery& query,
 // An Encode call, on a pool thread: the frequencies (O(half) MPFR products,
 // or a plan kept in `plans`), their range check against the points, then the
 // rows, into the buffer of `charge` (query.answer_bytes(), already charged).
-// INVALID_ARGUMENT or OUT_OF_RANGE when the points do not fit the spec.
+// INVALID_ARGUMENT or OUT_OF_RANGE when the points do not fit the spec;
+// RESOURCE_EXHAUSTED when its values need more exact (MPFR) work than
+// SlowPathBudget::kEncodeUnits, DEADLINE_EXCEEDED when `deadline` (the
+// call's) passes during that work (core/plan/slow_path_budget.h).
 absl::StatusOr<grpc::ByteBuffer> ComputeEncodeAnswer(
     const EncodeQuery& query, uint32_t max_rows_per_request,
-    RealEncodingPlanCache& plans, InflightCharge& charge);
+    absl::Time deadline, RealEncodingPlanCache& plans, InflightCharge& charge);
 
 }  // namespace posenc
 

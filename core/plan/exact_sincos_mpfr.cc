@@ -32,13 +32,19 @@ bool RoundIfDecided(mpfr_srcptr s, mpfr_srcptr err, DType dtype,
 // The Ziv loop of both public functions: sin/cos(position * F), times the
 // attention factor a when `scaled`. `frequency` sets its argument (any
 // precision w) within 2^(12 - w) relative of F, `attention` within
-// 2^(8 - w) of a.
-void ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
+// 2^(8 - w) of a. Each iteration is charged to `budget` (unless null)
+// first; false when it refuses one.
+bool ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
                    absl::FunctionRef<void(mpfr_ptr)> attention, bool scaled,
-                   double position, DType dtype, uint64_t* sin_bits,
-                   uint64_t* cos_bits) {
+                   double position, DType dtype, SlowPathBudget* budget,
+                   uint64_t* sin_bits, uint64_t* cos_bits) {
   bool have_sin = false, have_cos = false;
   for (mpfr_prec_t w = 128;; w *= 2) {
+    if (budget != nullptr && !budget->Charge(w)) {
+      if (!have_sin) *sin_bits = 0;
+      if (!have_cos) *cos_bits = 0;
+      return false;
+    }
     mpfr_t f, x, s, c, err, term, a, sa;
     mpfr_inits2(w, f, x, s, c, a, sa, static_cast<mpfr_ptr>(nullptr));
     if (scaled) attention(a);
@@ -74,7 +80,7 @@ void ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
       }
     }
     mpfr_clears(f, x, s, c, err, term, a, sa, static_cast<mpfr_ptr>(nullptr));
-    if (have_sin && have_cos) return;
+    if (have_sin && have_cos) return true;
   }
 }
 
@@ -118,14 +124,15 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
   }
   ZivSinCosBits([&](mpfr_ptr f) { FrequencyMpfr(spec, i, f); },
                 [&](mpfr_ptr a) { AttentionFactorMpfr(*spec.rope, a); }, scaled,
-                static_cast<double>(pos), spec.dtype, sin_bits, cos_bits);
+                static_cast<double>(pos), spec.dtype, /*budget=*/nullptr,
+                sin_bits, cos_bits);
 }
 
-void ExactSinCosBitsOfReal(absl::FunctionRef<void(mpfr_ptr)> frequency,
-                           double x, DType dtype, uint64_t* sin_bits,
-                           uint64_t* cos_bits) {
-  ZivSinCosBits(
-      frequency, [](mpfr_ptr) {}, false, x, dtype, sin_bits, cos_bits);
+bool ExactSinCosBitsOfReal(absl::FunctionRef<void(mpfr_ptr)> frequency,
+                           double x, DType dtype, SlowPathBudget* budget,
+                           uint64_t* sin_bits, uint64_t* cos_bits) {
+  return ZivSinCosBits(
+      frequency, [](mpfr_ptr) {}, false, x, dtype, budget, sin_bits, cos_bits);
 }
 
 }  // namespace posenc

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "absl/functional/function_ref.h"
+#include "core/plan/slow_path_budget.h"
 #include "core/spec/table_spec.h"
 
 namespace posenc {
@@ -28,9 +29,12 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
 // (any w >= 64) within 2^(12 - w) * F. Preconditions: x != 0, |x F| <= 2^24,
 // and neither sin(x F) nor cos(x F) is zero (an exact zero is never decided
 // by an interval: the caller handles whole quarter turns itself).
-void ExactSinCosBitsOfReal(absl::FunctionRef<void(mpfr_ptr)> frequency,
-                           double x, DType dtype, uint64_t* sin_bits,
-                           uint64_t* cos_bits);
+// Each precision tried is charged to `budget` (unless null) first: false,
+// the bits not yet decided set to 0, when it refuses one (budget->status() says
+// why).
+bool ExactSinCosBitsOfReal(absl::FunctionRef<void(mpfr_ptr)> frequency,
+                           double x, DType dtype, SlowPathBudget* budget,
+                           uint64_t* sin_bits, uint64_t* cos_bits);
 
 }  // namespace posenc
 

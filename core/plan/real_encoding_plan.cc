@@ -64,6 +64,31 @@ uint64_t RoundInputToBits(double x, DType dtype) {
 constexpr uint32_t kBlock = 256;  // columns per SIMD call of the 16/64 paths
 static_assert(kBlock % kMaxKernelLanes == 0);
 
+// The slow-path budget of the public call running on this thread (null:
+// unbounded). The per-value paths are reached through the kernels'
+// callbacks, frames below the public calls, which set it for their
+// duration (BudgetScope).
+thread_local SlowPathBudget* current_budget = nullptr;
+
+class BudgetScope {
+ public:
+  explicit BudgetScope(SlowPathBudget* budget) : saved_(current_budget) {
+    current_budget = budget;
+  }
+  ~BudgetScope() { current_budget = saved_; }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+
+ private:
+  SlowPathBudget* saved_;
+};
+
+// Whether the call's budget has refused: the rest of its rows are not
+// computed (the output is dropped).
+bool BudgetRefused() {
+  return current_budget != nullptr && !current_budget->status().ok();
+}
+
 // Whether n doubles have the same bits (inline, unlike memcmp's call).
 inline bool SameBits(const double* a, const double* b, size_t n) {
   for (size_t k = 0; k < n; ++k) {
@@ -309,8 +334,9 @@ absl::Status RealEncodingPlan::ValidateGrid(const PositionGrid& grid,
   return absl::OkStatus();
 }
 
-void RealEncodingPlan::ComputeGridRows(const PositionGrid& grid,
-                                       std::byte* out) const {
+void RealEncodingPlan::ComputeGridRows(const PositionGrid& grid, std::byte* out,
+                                       SlowPathBudget* budget) const {
+  const BudgetScope scope(budget);
   const size_t row_bytes = spec_.row_bytes();
   const size_t coords = spec_.coordinates;
   uint64_t points = 1;
@@ -322,7 +348,7 @@ void RealEncodingPlan::ComputeGridRows(const PositionGrid& grid,
   std::vector<std::byte> scratch(
       multi_axis_ ? 2 * size_t{compute_pairs_} * DTypeSize(spec_.dtype) : 0);
   std::vector<double> point(coords), prev(coords);
-  for (uint64_t p = 0; p < points; ++p) {
+  for (uint64_t p = 0; p < points && !BudgetRefused(); ++p) {
     GridPoint(grid, p, point.data());
     ComputeRowInto(point.data(), p > 0 ? prev.data() : nullptr,
                    out + p * row_bytes, scratch.data());
@@ -331,7 +357,9 @@ void RealEncodingPlan::ComputeGridRows(const PositionGrid& grid,
 }
 
 void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
-                                   std::byte* out) const {
+                                   std::byte* out,
+                                   SlowPathBudget* budget) const {
+  const BudgetScope scope(budget);
   if (multi_axis_) {
     ComputeMultiAxisRows(positions, out);
     return;
@@ -341,7 +369,7 @@ void RealEncodingPlan::ComputeRows(absl::Span<const double> positions,
   const size_t points = positions.size() / coords;
   std::vector<std::byte> scratch(
       multi_axis_ ? 2 * size_t{compute_pairs_} * DTypeSize(spec_.dtype) : 0);
-  for (size_t p = 0; p < points; ++p) {
+  for (size_t p = 0; p < points && !BudgetRefused(); ++p) {
     const double* point = positions.data() + p * coords;
     // A batch often repeats its point (one diffusion timestep for every
     // sample): the same bits give the same row.
@@ -377,7 +405,7 @@ void RealEncodingPlan::ComputeMultiAxisGridRows(const PositionGrid& grid,
     }
     tables[k].resize(n * seg_bytes);
     table_bytes += n * seg_bytes;
-    for (uint32_t v = 0; v < n; ++v) {
+    for (uint32_t v = 0; v < n && !BudgetRefused(); ++v) {
       ComputeSegment(s,
                      static_cast<double>(int64_t{grid.start[s.coordinate]} + v),
                      scratch.data());
@@ -390,7 +418,7 @@ void RealEncodingPlan::ComputeMultiAxisGridRows(const PositionGrid& grid,
   }
   const size_t coords = spec_.coordinates;
   std::vector<uint32_t> index(coords, 0), prev(coords, UINT32_MAX);
-  for (uint64_t p = 0; p < points; ++p) {
+  for (uint64_t p = 0; p < points && !BudgetRefused(); ++p) {
     for (size_t k = 0; k < segments_.size(); ++k) {
       const Segment& s = segments_[k];
       const uint32_t v = index[s.coordinate];
@@ -416,7 +444,9 @@ void RealEncodingPlan::ComputeMultiAxisGridRows(const PositionGrid& grid,
   }
 }
 
-void RealEncodingPlan::ComputeRow(const double* point, std::byte* row) const {
+void RealEncodingPlan::ComputeRow(const double* point, std::byte* row,
+                                  SlowPathBudget* budget) const {
+  const BudgetScope scope(budget);
   std::vector<std::byte> scratch(
       multi_axis_ ? 2 * size_t{compute_pairs_} * DTypeSize(spec_.dtype) : 0);
   ComputeRowInto(point, nullptr, row, scratch.data());
@@ -557,7 +587,7 @@ void RealEncodingPlan::ComputeValue(const Segment& s, uint32_t i, double x,
     const EncodingSpec& set = sets_[word_set_[w]];
     const uint32_t index = word_index_[w];
     ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(set, index, f); },
-                          x, dtype, &sb, &cb);
+                          x, dtype, current_budget, &sb, &cb);
     StorePair(k, sb, cb, out);
     return;
   }
@@ -576,7 +606,7 @@ void RealEncodingPlan::ComputeValue(const Segment& s, uint32_t i, double x,
     }
   }
   ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(spec_, i, f); }, x,
-                        dtype, &sb, &cb);
+                        dtype, current_budget, &sb, &cb);
   StorePair(k, sb, cb, out);
 }
 
@@ -654,7 +684,7 @@ void RealEncodingPlan::ComputeMultiAxisRows(absl::Span<const double> positions,
   // scratch row's): then a point copies it and places only the segments it
   // changed (an image token: its width id).
   bool previous_holds_segments = false;
-  for (size_t p = 0; p < points; ++p) {
+  for (size_t p = 0; p < points && !BudgetRefused(); ++p) {
     const double* point = positions.data() + p * coords;
     std::byte* row = out + p * row_bytes;
     // A batch often repeats its point: the same bits give the same row.
@@ -980,7 +1010,7 @@ void RealEncodingPlan::AccurateSinCos(size_t w, double x, double* s,
   const EncodingSpec& set = sets_[word_set_[w]];
   const uint32_t index = word_index_[w];
   ExactSinCosBitsOfReal([&](mpfr_ptr f) { RealFrequencyMpfr(set, index, f); },
-                        x, DType::kFloat64, &sb, &cb);
+                        x, DType::kFloat64, current_budget, &sb, &cb);
   std::memcpy(s, &sb, sizeof sb);
   std::memcpy(c, &cb, sizeof cb);
 }

@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/numerics/kernel_vector.h"
+#include "core/plan/slow_path_budget.h"
 #include "core/spec/encoding_spec.h"
 #include "core/spec/exact_frequency.h"
 #include "core/spec/multi_axis.h"
@@ -81,15 +82,25 @@ class RealEncodingPlan {
 
   // Writes the rows of the grid's points, row-major, as ComputeRows.
   // Precondition: ValidateGrid is OK.
-  void ComputeGridRows(const PositionGrid& grid, std::byte* out) const;
+  void ComputeGridRows(const PositionGrid& grid, std::byte* out,
+                       SlowPathBudget* budget = nullptr) const;
 
   // Writes the rows of positions.size() / coordinates points to `out`
   // (that many times spec().row_bytes() bytes). Precondition:
   // ValidatePositions is OK.
-  void ComputeRows(absl::Span<const double> positions, std::byte* out) const;
+  //
+  // `budget` (unless null) bounds the MPFR work of the values the fast
+  // paths leave undecided (core/plan/slow_path_budget.h): once it refuses,
+  // the call returns early, `out` holds garbage, and budget->status() says
+  // why. Null: unbounded, for callers whose angles cannot crowd near
+  // multiples of pi/2 (the grid tables' axes: integer positions times
+  // rational steps, geometric frequencies of a double base).
+  void ComputeRows(absl::Span<const double> positions, std::byte* out,
+                   SlowPathBudget* budget = nullptr) const;
 
-  // One point's row (coordinates values at `point`).
-  void ComputeRow(const double* point, std::byte* row) const;
+  // One point's row (coordinates values at `point`), as ComputeRows.
+  void ComputeRow(const double* point, std::byte* row,
+                  SlowPathBudget* budget = nullptr) const;
 
   // Largest j + 1 of the angle-addition runs of multi-axis ComputeRows:
   // anchors and the sin/cos(j F) table rows are each one direct row.

@@ -147,6 +147,29 @@ TEST_F(EncodeTest, AnswerOverMessageLimit_ResourceExhausted) {
   EXPECT_TRUE(client_->Encode(spec, std::vector<double>(63, 0.5)).ok());
 }
 
+// The fuzz campaign's Encode finding (fuzz/README.md#campaigns): 58 bytes
+// whose 32,768 octave angles at x = 1.5 all lie within ~1e-192 of 3 pi,
+// each a Ziv loop to 1,024 bits of MPFR: 5.9 s of a server core before
+// SlowPathBudget (core/plan/slow_path_budget.h). Now refused within its
+// units, and the server answers the next call.
+TEST_F(EncodeTest,
+       OctavesNearQuarterTurns_ResourceExhaustedNamingTheExactWork) {
+  EncodingSpec spec;
+  spec.dtype = DType::kFloat16;
+  spec.layout = Layout::kConcatSinCos;
+  spec.scheme = FrequencyScheme::kOctaves;
+  spec.num_frequencies = 32768;
+  spec.min_freq_exp = -1.3202428078732969e-192;
+  spec.include_input = true;
+  ExpectRefused(
+      client_->Encode(spec, {0.50012207031227263, -3.3176763878166904, 1.5}),
+      absl::StatusCode::kResourceExhausted, "units of exact (MPFR) evaluation");
+  // The same spec at points whose angles are not crowded: served.
+  absl::StatusOr<Tensor> spread = client_->Encode(spec, {0.3, 0.7});
+  ASSERT_TRUE(spread.ok()) << spread.status();
+  EXPECT_EQ(spread->shape, (std::vector<uint32_t>{2, 65537}));
+}
+
 TEST_F(EncodeTest, Stats_CountEncodeCalls) {
   EncodingSpec spec;
   spec.dim = 8;

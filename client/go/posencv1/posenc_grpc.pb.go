@@ -37,7 +37,10 @@ type PositionalEncodingClient interface {
 	// RoPE ids), computed on each call (not cached). Any replica answers: no
 	// routing key.
 	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
-	// answer exceeds --max_message_bytes or a bounded resource is full.
+	// answer exceeds --max_message_bytes, a bounded resource is full, or the
+	// values need more exact (MPFR) work than one call may spend (angles
+	// crowded within ~2^-100 of multiples of pi/2; docs/numerics.md),
+	// DEADLINE_EXCEEDED.
 	Encode(ctx context.Context, in *EncodeRequest, opts ...grpc.CallOption) (*EncodeResponse, error)
 	// The spec of a library call named with its own arguments (and
 	// optionally a model's config.json). Computes nothing; any replica
@@ -189,7 +192,10 @@ type PositionalEncodingServer interface {
 	// RoPE ids), computed on each call (not cached). Any replica answers: no
 	// routing key.
 	// INVALID_ARGUMENT, OUT_OF_RANGE (a position), RESOURCE_EXHAUSTED when the
-	// answer exceeds --max_message_bytes or a bounded resource is full.
+	// answer exceeds --max_message_bytes, a bounded resource is full, or the
+	// values need more exact (MPFR) work than one call may spend (angles
+	// crowded within ~2^-100 of multiples of pi/2; docs/numerics.md),
+	// DEADLINE_EXCEEDED.
 	Encode(context.Context, *EncodeRequest) (*EncodeResponse, error)
 	// The spec of a library call named with its own arguments (and
 	// optionally a model's config.json). Computes nothing; any replica
