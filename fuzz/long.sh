@@ -25,11 +25,18 @@
 #
 # Usage: fuzz/long.sh [--execs N] [--minutes M] [--parallel P] [--no-fork]
 #                     [--no-merge] [--merge-only] [--no-build] [--dir DIR]
-#                     [TARGET...]
+#                     [--preset fuzz|fuzz-ubsan] [TARGET...]
 #   TARGET: get_table stream_rows stream_batches get_rows encode preset
 #   hf_config shared_mapping (default: all)
 #   --parallel P: P targets at once (default 1), each at nice 10.
 #   --no-build: use build-fuzz/fuzz/ as it is.
+#   --preset fuzz-ubsan: the targets built with UBSan and without ASan
+#   (build-fuzz-ubsan/; 2-4x the executions a second of the service targets,
+#   whose time under ASan goes to gRPC's per-call allocations). A campaign's
+#   corpus is merged into fuzz/corpus/, which every build replays under ASan
+#   + UBSan (ctest fuzz_corpus_replay, fuzz/run.sh), so memory errors on the
+#   paths it found are still looked for; an ASan-only finding (a heap
+#   overflow that UBSan cannot see) shows there.
 #   --no-merge: leave fuzz/corpus/ alone; --merge-only: run nothing, merge
 #   what DIR holds and print the summary of its last campaign.
 # Prints per target: executions, seconds, exec/s, cov (edges) at the start
@@ -48,6 +55,7 @@ fork=1
 run=1
 build=1
 long="build-fuzz/long"
+preset=fuzz
 targets=()
 while (($#)); do
   case "$1" in
@@ -59,6 +67,7 @@ while (($#)); do
     --no-build) build=0; shift ;;
     --no-fork) fork=0; shift ;;
     --dir) long="$2"; shift 2 ;;
+    --preset) preset="$2"; shift 2 ;;
     get_table|stream_rows|stream_batches|get_rows|encode|preset|hf_config|shared_mapping)
       targets+=("$1"); shift ;;
     *) echo "long.sh: unknown argument $1" >&2; exit 2 ;;
@@ -67,10 +76,15 @@ done
 ((${#targets[@]})) || targets=(get_table stream_rows stream_batches get_rows encode
   preset hf_config shared_mapping)
 
+case "$preset" in
+  fuzz) bin=build-fuzz/fuzz ;;
+  fuzz-ubsan) bin=build-fuzz-ubsan/fuzz ;;
+  *) echo "long.sh: --preset fuzz or fuzz-ubsan" >&2; exit 2 ;;
+esac
 if ((build)); then
-  cmake --preset fuzz >/dev/null
+  cmake --preset "$preset" >/dev/null
   # Only the targets of this campaign (the machine may be shared).
-  nice cmake --build --preset fuzz --target "${targets[@]/#/fuzz_}"
+  nice cmake --build --preset "$preset" --target "${targets[@]/#/fuzz_}"
 fi
 
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0"
@@ -94,7 +108,7 @@ campaign() {  # target
   local start=$SECONDS rc=0
   local mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   ((fork)) || mode=(-print_final_stats=1)
-  nice -n 10 "build-fuzz/fuzz/fuzz_$t" "${mode[@]}" -runs="$execs" \
+  nice -n 10 "$bin/fuzz_$t" "${mode[@]}" -runs="$execs" \
     "${time_flag[@]}" "${flags[@]}" -artifact_prefix="$w/artifacts/" \
     "$w/corpus" "fuzz/corpus/$t" >"$w/fuzz.log" 2>&1 || rc=$?
   echo "$((SECONDS - start))" >"$w/seconds"
@@ -104,7 +118,7 @@ campaign() {  # target
 merge_into_repo() {  # target
   local t=$1 w="$long/$1"
   rm -rf "$w/min" && mkdir -p "$w/min"
-  nice -n 10 "build-fuzz/fuzz/fuzz_$t" -merge=1 "${flags[@]}" "$w/min" \
+  nice -n 10 "$bin/fuzz_$t" -merge=1 "${flags[@]}" "$w/min" \
     "fuzz/corpus/$t" "$w/corpus" >"$w/merge.log" 2>&1
   # Hand-written seeds are the files whose name is not a SHA-1.
   local named=() f
