@@ -10,6 +10,8 @@
 namespace posenc {
 namespace {
 
+thread_local uint64_t ziv_iterations = 0;
+
 // Rounds s (an approximation with |s - exact| <= err) to the dtype, or returns
 // false if [s - err, s + err] straddles a rounding boundary.
 bool RoundIfDecided(mpfr_srcptr s, mpfr_srcptr err, DType dtype,
@@ -32,10 +34,12 @@ bool RoundIfDecided(mpfr_srcptr s, mpfr_srcptr err, DType dtype,
 // The Ziv loop of both public functions: sin/cos(position * F), times the
 // attention factor a when `scaled`. `frequency` sets its argument (any
 // precision w) within 2^(12 - w) relative of F, `attention` within
-// 2^(8 - w) of a. Each iteration is charged to `budget` (unless null)
-// first; false when it refuses one.
+// 2^(8 - w) of a; `tiny_angle_cos` is TinyAngleCosBits of the spec (false
+// when unknown). Each iteration is charged to `budget` (unless null) first;
+// false when it refuses one.
 bool ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
                    absl::FunctionRef<void(mpfr_ptr)> attention, bool scaled,
+                   absl::FunctionRef<bool(uint64_t*)> tiny_angle_cos,
                    double position, DType dtype, SlowPathBudget* budget,
                    uint64_t* sin_bits, uint64_t* cos_bits) {
   bool have_sin = false, have_cos = false;
@@ -45,6 +49,7 @@ bool ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
       if (!have_cos) *cos_bits = 0;
       return false;
     }
+    ++ziv_iterations;
     mpfr_t f, x, s, c, err, term, a, sa;
     mpfr_inits2(w, f, x, s, c, a, sa, static_cast<mpfr_ptr>(nullptr));
     if (scaled) attention(a);
@@ -54,6 +59,10 @@ bool ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
     frequency(f);
     mpfr_mul_d(x, f, position, MPFR_RNDN);
     mpfr_sin_cos(s, c, x, MPFR_RNDN);  // each correctly rounded at w bits
+    // |x| < 2^-28 here, so the exact angle is below 2^-27: tiny.
+    if (!have_cos && mpfr_get_exp(x) <= -28 && tiny_angle_cos(cos_bits)) {
+      have_cos = true;
+    }
     // sin and cos are 1-Lipschitz, so each result is off by at most
     // |x error| + its own half-ulp (< 2^(EXP(result) - w)).
     for (int k = 0; k < 2; ++k) {
@@ -85,6 +94,39 @@ bool ZivSinCosBits(absl::FunctionRef<void(mpfr_ptr)> frequency,
 }
 
 }  // namespace
+
+uint64_t ZivIterationsOnThisThread() { return ziv_iterations; }
+
+bool TinyAngleCosBits(const TableSpec& spec, uint64_t* bits) {
+  const bool scaled = spec.rope != nullptr && HasAttentionFactor(*spec.rope);
+  mpfr_t a, lo, hi;
+  mpfr_inits2(192, a, lo, hi, static_cast<mpfr_ptr>(nullptr));
+  bool decided;
+  if (!scaled || spec.rope->attention_factor != 0) {
+    // a is a double (or 1), known exactly. The doubles nearest below a are
+    // >= a 2^-53 away, so (a - a 2^-54, a) holds no double and no float64
+    // midpoint: no rounding boundary of any dtype. a cos x lies in
+    // (a - a 2^-55, a), and so does m = a (1 - 2^-56), exact at 192 bits.
+    mpfr_set_d(a, scaled ? spec.rope->attention_factor : 1.0, MPFR_RNDN);
+    mpfr_mul_2si(lo, a, -56, MPFR_RNDN);
+    mpfr_sub(lo, a, lo, MPFR_RNDN);
+    *bits = RoundMpfrToBits(lo, spec.dtype);
+    decided = true;
+  } else {
+    // a from the formulas, within 2^-184 a: a cos x lies in
+    // [a' (1 - 2^-54), a' (1 + 2^-183)], a' the approximation.
+    AttentionFactorMpfr(*spec.rope, a);
+    mpfr_mul_2si(lo, a, -54, MPFR_RNDU);
+    mpfr_sub(lo, a, lo, MPFR_RNDD);
+    mpfr_mul_2si(hi, a, -183, MPFR_RNDU);
+    mpfr_add(hi, a, hi, MPFR_RNDU);
+    const uint64_t b = RoundMpfrToBits(lo, spec.dtype);
+    decided = b == RoundMpfrToBits(hi, spec.dtype);
+    if (decided) *bits = b;
+  }
+  mpfr_clears(a, lo, hi, static_cast<mpfr_ptr>(nullptr));
+  return decided;
+}
 
 void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
                      uint64_t* sin_bits, uint64_t* cos_bits) {
@@ -124,6 +166,7 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
   }
   ZivSinCosBits([&](mpfr_ptr f) { FrequencyMpfr(spec, i, f); },
                 [&](mpfr_ptr a) { AttentionFactorMpfr(*spec.rope, a); }, scaled,
+                [&](uint64_t* bits) { return TinyAngleCosBits(spec, bits); },
                 static_cast<double>(pos), spec.dtype, /*budget=*/nullptr,
                 sin_bits, cos_bits);
 }
@@ -131,8 +174,19 @@ void ExactSinCosBits(const TableSpec& spec, uint32_t i, uint32_t pos,
 bool ExactSinCosBitsOfReal(absl::FunctionRef<void(mpfr_ptr)> frequency,
                            double x, DType dtype, SlowPathBudget* budget,
                            uint64_t* sin_bits, uint64_t* cos_bits) {
+  // cos x for a tiny x rounds as 1 - 2^-56 does (TinyAngleCosBits, a = 1).
+  const auto tiny_angle_cos = [dtype](uint64_t* bits) {
+    mpfr_t m;
+    mpfr_init2(m, 64);
+    mpfr_set_ui_2exp(m, 1, -56, MPFR_RNDN);
+    mpfr_ui_sub(m, 1, m, MPFR_RNDN);  // exact
+    *bits = RoundMpfrToBits(m, dtype);
+    mpfr_clear(m);
+    return true;
+  };
   return ZivSinCosBits(
-      frequency, [](mpfr_ptr) {}, false, x, dtype, budget, sin_bits, cos_bits);
+      frequency, [](mpfr_ptr) {}, false, tiny_angle_cos, x, dtype, budget,
+      sin_bits, cos_bits);
 }
 
 }  // namespace posenc

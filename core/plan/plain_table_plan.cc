@@ -107,6 +107,7 @@ PlainTablePlan::PlainTablePlan(const TableSpec& spec)
     attn_lo_ = mpfr_get_d(a, MPFR_RNDN);
     mpfr_clear(a);
   }
+  has_tiny_angle_cos_ = TinyAngleCosBits(spec_, &tiny_angle_cos_bits_);
   // f_i decreases with i, so the fast columns are a prefix.
   fast_columns_ = 0;
   while (fast_columns_ < half_ && freq_[fast_columns_].w0 >= kMinFastFrequency)
@@ -233,11 +234,24 @@ void PlainTablePlan::ComputeColumn(uint32_t column, uint32_t pos,
       const double slack = scaled_ ? kScaledCheckSlack : kFastCheckSlack;
       // |fast value - exact| <= kFastRelError |exact|, covered by slack.
       const double ys = v.sin * a, yc = v.cos * a;
-      decided =
-          !v.risky &&
-          RoundWithin(ys, slack * std::fabs(ys), spec_.dtype, &sin_bits) &&
-          RoundWithin(yc, slack * std::fabs(yc), spec_.dtype, &cos_bits);
+      const bool sin_done = !v.risky && RoundWithin(ys, slack * std::fabs(ys),
+                                                    spec_.dtype, &sin_bits);
+      bool cos_done = !v.risky && RoundWithin(yc, slack * std::fabs(yc),
+                                              spec_.dtype, &cos_bits);
+      if (!cos_done && has_tiny_angle_cos_ &&
+          static_cast<double>(pos) * w0_[column] < kTinyAngle) {
+        cos_bits = tiny_angle_cos_bits_;
+        cos_done = true;
+      }
+      decided = sin_done && cos_done;
     }
+  } else if (spec_.dtype != DType::kFloat64 && has_tiny_angle_cos_) {
+    // f < 2^-900, pos < 2^32, a <= 2: 0 < a sin x < 2^-866, below half the
+    // least float32/bfloat16/float16 subnormal, so it rounds to +0; x is
+    // tiny. No MPFR for the columns of a base above ~1e270.
+    sin_bits = EncodeExact(0.0, spec_.dtype);
+    cos_bits = tiny_angle_cos_bits_;
+    decided = true;
   }
   if (!decided) ExactSinCosBits(spec_, column, pos, &sin_bits, &cos_bits);
   StorePair(column, sin_bits, cos_bits, row);

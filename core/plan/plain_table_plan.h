@@ -106,6 +106,11 @@ class PlainTablePlan {
   // decreases); the rest (frequency below 2^-900, i.e. bases above ~1e270)
   // go straight to MPFR.
   uint32_t fast_columns_;
+  // TinyAngleCosBits of spec_ (core/plan/exact_sincos_mpfr.h), when proved:
+  // the value of a cos x for every angle below kTinyAngle, which the fast
+  // checks cannot decide when a is a tie of the dtype.
+  bool has_tiny_angle_cos_ = false;
+  uint64_t tiny_angle_cos_bits_ = 0;
   std::vector<FrequencyWords> freq_;
   // w0/w1 of freq_ as arrays, padded to RoundUpToKernelLanes(fast_columns_).
   KernelVector<double> w0_, w1_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/plan/encoding.h"
+#include "core/plan/exact_sincos_mpfr.h"
 #include "core/spec/rope.h"
 #include "core/spec/table_spec.h"
 #include "tests/common/rope_scalings.h"
@@ -275,6 +276,73 @@ TEST(RopeReference, Yarn_QwenDeepSeekGptOssAndSmallM_MatchMpfr) {
   CheckCase(
       {"yarn small M=256 truncate=false a=1.5 d=8", 8, 10000, Rope(s), {0}},
       stats);
+  testing::ReportChecked(stats);
+}
+
+// The fuzz campaign's finding get_table_yarn_tie_factor: an explicit
+// attention factor on a tie of the dtype (float16 1 + 2^-11) at base 1e300,
+// where most angles are tiny, sent every cos to Ziv's loop, doubling its
+// precision to ~2,000 bits (a GetTable of 24 rows cost 9 s of a core). Every
+// value is exact, and the rows take a Ziv iteration for at most a few values
+// a row: those whose angle is just above 2^-28 (the tiny-angle rule,
+// core/plan/exact_sincos_mpfr.h, decides the rest without MPFR).
+TEST(RopeExactness, TieFactorAtTinyAngles_ExactWithFewZivIterations) {
+  struct Case {
+    DType dtype;
+    double factor;
+  };
+  const Case cases[] = {
+      {DType::kFloat16, 1 + 0x1p-11},      // tie: rounds down
+      {DType::kFloat16, 1 + 3 * 0x1p-11},  // tie: the even neighbour is above
+      {DType::kBFloat16, 1 + 0x1p-8},
+      {DType::kFloat32, 1 + 0x1p-24},
+      {DType::kFloat16, 1.25},  // representable: not a tie
+  };
+  constexpr uint32_t kD = 64, kRows = 24;
+  testing::CheckStats stats;
+  for (const Case& c : cases) {
+    RopeScaling r = YarnScaling(4, 65);
+    r.mscale_all_dim = 6.256103515625e-05;
+    r.attention_factor = c.factor;
+    TableSpec spec;
+    spec.d = kD;
+    spec.base = 1e300;
+    spec.max_len = kRows;
+    spec.dtype = c.dtype;
+    spec.layout = Layout::kInterleavedPairs;
+    spec.rope = std::make_shared<const RopeScaling>(r);
+    ASSERT_TRUE(ValidateSpec(spec, SpecLimits{}).ok());
+    SCOPED_TRACE(::testing::Message() << "factor " << c.factor << " dtype "
+                                      << static_cast<int>(c.dtype));
+    std::vector<std::byte> out(kRows * spec.row_bytes());
+    const uint64_t before = ZivIterationsOnThisThread();
+    ComputeRows(spec, 0, kRows, out.data());
+    const uint64_t iterations = ZivIterationsOnThisThread() - before;
+    std::printf("[numerics] tie factor %.17g dtype %d: %llu Ziv iterations\n",
+                c.factor, static_cast<int>(c.dtype),
+                static_cast<unsigned long long>(iterations));
+    // Without the plan's rule: 713, one a tiny cos and one for each value
+    // of the three columns below 2^-900 (69 for the factor 1.25).
+    EXPECT_LE(iterations, 2 * kRows);
+    RopeReference ref(spec.rope.get(), kD, spec.base);
+    for (uint32_t pos = 0; pos < kRows; ++pos) {
+      const std::byte* row = out.data() + pos * spec.row_bytes();
+      for (uint32_t i = 0; i < kD / 2; ++i) {
+        for (bool is_sin : {true, false}) {
+          const uint64_t want =
+              ref.Bits(i, pos, is_sin)[static_cast<int>(c.dtype)];
+          const uint64_t got = testing::ElementBits(
+              spec, row, testing::ColumnOf(spec, i, is_sin));
+          ++stats.values;
+          if (want != got && ++stats.mismatches <= 10) {
+            ADD_FAILURE() << "pos " << pos << " pair " << i
+                          << (is_sin ? " sin" : " cos") << " want 0x"
+                          << std::hex << want << " got 0x" << got;
+          }
+        }
+      }
+    }
+  }
   testing::ReportChecked(stats);
 }
 
