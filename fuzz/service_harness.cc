@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <utility>
@@ -205,6 +206,11 @@ std::string ResolveGrid(const v1::TableSpec& p, const ServerOptions& limits,
     axis.numerator = a.position_numerator() == 0 ? 1 : a.position_numerator();
     axis.denominator =
         a.position_denominator() == 0 ? 1 : a.position_denominator();
+    // The proto's positions are index * p / q in lowest terms (10/70 is 1/7):
+    // the frequency bound below divides by the reduced q.
+    const uint32_t common = std::gcd(axis.numerator, axis.denominator);
+    axis.numerator /= common;
+    axis.denominator /= common;
     if (axis.size == 0) return "grid axis size";
     if (axis.channels < 2 || axis.channels % 2 != 0 ||
         axis.channels > limits.max_d) {
