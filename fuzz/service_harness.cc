@@ -681,6 +681,9 @@ Request ReadRequest(FuzzMethod method, const uint8_t* data, size_t size,
     case FuzzMethod::kStreamBatches:
       if (!(req.start < req.end && req.end <= req.spec.max_len)) {
         req.invalid = "range";
+      } else if (req.spec.row_bytes() > max_message) {
+        // One row a message at the least, whatever rows_per_batch says.
+        req.invalid = "one row too big";
       } else if (uint64_t{req.rows_per_batch} * req.spec.row_bytes() >
                  max_message) {
         req.invalid = "rows_per_batch too big";
