@@ -2,6 +2,13 @@
 // answer's bytes exactly, its element count computed without wrapping.
 #include "client/tensor.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "posenc/v1/posenc.pb.h"
 
@@ -46,6 +53,39 @@ TEST(TensorTest, ShapeThatHoldsTheBytes_Taken) {
   const absl::StatusOr<Tensor> tensor = TakeTensor(&proto);
   ASSERT_TRUE(tensor.ok()) << tensor.status();
   EXPECT_EQ(tensor->bytes().size(), 24u);
+}
+
+// The campaign's shared_mapping finding (fuzz/README.md#campaigns): an
+// answer whose size and shape both grew by one element names a longer slice
+// of the same file, here all of it, and is an honest answer; the reader
+// serves it. With a shape that does not hold the bytes it refuses.
+TEST(TensorTest, SizeLieThatIsAnHonestAnswer_Mapped) {
+  const std::string path = ::testing::TempDir() + "/tensor_test_table";
+  std::remove(path.c_str());
+  const char body[4] = {0x00, 0x0c, 0x00, 0x02};
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(body, 1, 4, f), 4u);
+  ASSERT_EQ(std::fclose(f), 0);
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  v1::SharedMemoryTensor answer;
+  answer.set_path(path);
+  answer.set_dtype(v1::DTYPE_FLOAT32);
+  answer.set_file_bytes(4);
+  answer.set_file_xxh64(XXH64(body, 4, 0));
+  answer.set_owner_uid(st.st_uid);
+  answer.set_inode(st.st_ino);
+  answer.set_offset(0);
+  answer.set_size_bytes(4);  // 0 bytes grown by 4
+  answer.add_shape(1);       // [0] grown by one element
+  const absl::StatusOr<Tensor> tensor = MapTensor(answer);
+  ASSERT_TRUE(tensor.ok()) << tensor.status();
+  EXPECT_EQ(tensor->bytes(), std::string(body, 4));
+  answer.set_shape(0, 2);  // 8 bytes' shape for 4 bytes
+  EXPECT_FALSE(MapTensor(answer).ok());
+  std::remove(path.c_str());
 }
 
 }  // namespace
