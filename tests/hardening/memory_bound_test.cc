@@ -488,6 +488,21 @@ TEST(MemoryBoundTest, MixedConcurrentLoad_PeakRssWithinStatedBound) {
     });
   }
   for (auto& t : threads) t.join();
+  // The cache's budget must have been pressed. Under the load above that
+  // depends on the machine: in a clean-clone CI under ASan on two busy
+  // cores, the in-flight budget refused nearly every cold GetTable and the
+  // cache computed 3 tables in 20 s, none evicted. So after the load, cold
+  // 8 MiB tables one at a time (the in-flight budget refuses none of them)
+  // until the cache evicts or rejects one: 16 MiB hot + 7 x 8 MiB passes
+  // the 64 MiB budget, so at most 16 calls, with the samplers still on.
+  for (int k = 0; k < 16; ++k) {
+    absl::StatusOr<v1::GetStatsResponse> s = monitor.GetStats();
+    ASSERT_TRUE(s.ok()) << s.status();
+    if (s->cache().evictions() + s->cache().rejections() > 0) break;
+    const absl::Status cold =
+        monitor.GetTable(fresh(MakeSpec(512, 4096))).status();
+    EXPECT_TRUE(cold.ok()) << "cold table " << k << " after the load: " << cold;
+  }
   stop = true;
   rss_sampler.join();
   stats_sampler.join();
