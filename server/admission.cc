@@ -1,5 +1,6 @@
 #include "server/admission.h"
 
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -79,6 +80,18 @@ absl::Status Admission::AdmitComputation(const std::string& peer,
     return Refuse(RefusalReason::kQueueFull, NameServerFlag(posted));
   }
   return posted;
+}
+
+bool Admission::CallEndedWhileQueued(
+    const grpc::CallbackServerContext& context) {
+  // gRPC cancels a call whose deadline passed, but on its timer thread,
+  // which may not have run yet: the deadline is checked too.
+  if (!context.IsCancelled() &&
+      std::chrono::system_clock::now() < context.deadline()) {
+    return false;
+  }
+  skipped_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 uint64_t Admission::MissCost(const TableCache::Lookup& lookup,

@@ -23,6 +23,7 @@
 #ifndef POSENC_SERVER_ADMISSION_H_
 #define POSENC_SERVER_ADMISSION_H_
 
+#include <grpcpp/server_context.h>
 #include <grpcpp/support/slice.h>
 
 #include <atomic>
@@ -104,6 +105,17 @@ class Admission {
   static uint64_t MissCost(const TableCache::Lookup& lookup,
                            const TableSpec& spec, uint64_t answer_bytes);
 
+  // For an admitted computation at the start of its turn: true (counted in
+  // skipped()) when its call ended while it waited in the queue, cancelled
+  // by its client or past its deadline. Nobody would read the answer, so
+  // the caller finishes the call CANCELLED without computing (calling
+  // TableCache::CancelWhole if Find told it to compute whole). Otherwise a
+  // client that cancels, or sets a deadline shorter than the queue's wait,
+  // buys work for nothing, and an overloaded server computes answers
+  // nobody waits for while live calls queue behind them.
+  bool CallEndedWhileQueued(const grpc::CallbackServerContext& context);
+  uint64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
+
   const RefusalStats& refusals() const { return refusals_; }
 
  private:
@@ -115,6 +127,7 @@ class Admission {
   MissLimiter miss_limiter_;
   RefusalStats refusals_;
   std::atomic<bool> draining_{false};
+  std::atomic<uint64_t> skipped_{0};
 };
 
 }  // namespace posenc

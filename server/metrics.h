@@ -38,6 +38,7 @@ struct MetricsInput {
   const MethodStats* methods = nullptr;
   TableCache::Stats cache;
   ComputePool::Stats compute;
+  uint64_t skipped_tasks = 0;  // ComputeStats.skipped_tasks
   uint64_t inflight_bytes = 0;
   uint64_t inflight_limit_bytes = 0;
   BufferReserve::Stats warm_reserve;

@@ -294,6 +294,7 @@ MetricsInput PosencServer::Metrics() const {
   input.methods = &stats_;
   input.cache = cache_->GetStats();
   input.compute = pool_->GetStats();
+  input.skipped_tasks = service_->skipped_tasks();
   input.inflight_bytes = inflight_->used();
   input.inflight_limit_bytes = inflight_->limit();
   input.warm_reserve = WarmReserve().GetStats();

@@ -40,9 +40,11 @@ bool RequestMissing(const grpc::ByteBuffer* raw) {
   return raw == nullptr || !raw->Valid();
 }
 
-// How such a call ends: CANCELLED with no message (nothing to allocate) and
-// no log line (CallScope::LogIfFailed skips CANCELLED), before any lookup.
-absl::Status RequestMissingStatus() {
+// How such a call ends, before any lookup, and how a call that ended while
+// its computation was queued ends (Admission::CallEndedWhileQueued): nobody
+// listens, so CANCELLED with no message (nothing to allocate) and no log
+// line (CallScope::LogIfFailed skips CANCELLED).
+absl::Status QuietCancelled() {
   return absl::Status(absl::StatusCode::kCancelled, "");
 }
 
@@ -76,7 +78,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
     grpc::ByteBuffer* response) {
   UnaryCall call(context, calls_, stats_, Method::kGetTable);
-  if (RequestMissing(raw)) return call.Finish(RequestMissingStatus(), 0);
+  if (RequestMissing(raw)) return call.Finish(QuietCancelled(), 0);
   absl::Status draining = admission_.CheckNotDraining();
   absl::StatusOr<TableQuery> query =
       draining.ok() ? ParseGetTable(*raw, limits_) : draining;
@@ -94,7 +96,13 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetTable(
   absl::Status admitted = admission_.AdmitComputation(
       context->peer(),
       Admission::MissCost(lookup, query->spec, query->spec.table_bytes()),
-      *ticket, [this, call, response, query = *query, ticket, whole] {
+      *ticket, [this, context, call, response, query = *query, ticket, whole] {
+        if (admission_.CallEndedWhileQueued(*context)) {
+          if (whole) cache_->CancelWhole(query.spec);
+          ticket->slot.reset();
+          call.Finish(QuietCancelled(), 0);
+          return;
+        }
         absl::StatusOr<grpc::ByteBuffer> answer =
             ComputeTableAnswer(query, whole, *cache_, *pool_, admission_);
         ticket->slot.reset();  // before the client sees the answer
@@ -110,7 +118,7 @@ PositionalEncodingService::StreamRows(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* raw) {
   auto* stream = new TableStream(Method::kStreamRows, context, stream_parts_);
   if (RequestMissing(raw)) {
-    stream->Start(RequestMissingStatus());
+    stream->Start(QuietCancelled());
     return stream;
   }
   absl::Status draining = admission_.CheckNotDraining();
@@ -125,7 +133,7 @@ PositionalEncodingService::StreamBatches(grpc::CallbackServerContext* context,
   auto* stream =
       new TableStream(Method::kStreamBatches, context, stream_parts_);
   if (RequestMissing(raw)) {
-    stream->Start(RequestMissingStatus());
+    stream->Start(QuietCancelled());
     return stream;
   }
   absl::Status draining = admission_.CheckNotDraining();
@@ -138,7 +146,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
     grpc::ByteBuffer* response) {
   UnaryCall call(context, calls_, stats_, Method::kGetRows);
-  if (RequestMissing(raw)) return call.Finish(RequestMissingStatus(), 0);
+  if (RequestMissing(raw)) return call.Finish(QuietCancelled(), 0);
   absl::Status draining = admission_.CheckNotDraining();
   absl::StatusOr<RowsQuery> parsed =
       draining.ok() ? ParseGetRows(*raw, limits_) : draining;
@@ -161,7 +169,13 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetRows(
   const bool whole = lookup.compute_whole;
   absl::Status admitted = admission_.AdmitComputation(
       context->peer(), Admission::MissCost(lookup, query->spec, answer_bytes),
-      *ticket, [this, call, response, query, ticket, whole, rows] {
+      *ticket, [this, context, call, response, query, ticket, whole, rows] {
+        if (admission_.CallEndedWhileQueued(*context)) {
+          if (whole) cache_->CancelWhole(query->spec);
+          ticket->slot.reset();
+          call.Finish(QuietCancelled(), 0);
+          return;
+        }
         std::shared_ptr<const Table> table =
             whole ? cache_->ComputeWhole(query->spec) : nullptr;
         if (table == nullptr) cache_->RecordRowsComputed(query->spec, rows);
@@ -179,7 +193,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw,
     grpc::ByteBuffer* response) {
   UnaryCall call(context, calls_, stats_, Method::kEncode);
-  if (RequestMissing(raw)) return call.Finish(RequestMissingStatus(), 0);
+  if (RequestMissing(raw)) return call.Finish(QuietCancelled(), 0);
   absl::Status draining = admission_.CheckNotDraining();
   absl::StatusOr<EncodeQuery> parsed =
       draining.ok() ? ParseEncode(*raw, limits_) : draining;
@@ -198,7 +212,12 @@ grpc::ServerUnaryReactor* PositionalEncodingService::Encode(
           : absl::FromChrono(context->deadline());
   absl::Status admitted = admission_.AdmitComputation(
       context->peer(), query->answer_bytes(), *ticket,
-      [this, call, response, query, ticket, deadline] {
+      [this, context, call, response, query, ticket, deadline] {
+        if (admission_.CallEndedWhileQueued(*context)) {
+          ticket->slot.reset();
+          call.Finish(QuietCancelled(), 0);
+          return;
+        }
         absl::StatusOr<grpc::ByteBuffer> answer =
             ComputeEncodeAnswer(*query, limits_.max_rows_per_request, deadline,
                                 encode_plans_, ticket->charge);
@@ -238,6 +257,7 @@ grpc::ServerUnaryReactor* PositionalEncodingService::GetStats(
   compute->set_warm_reserve_bytes(reserve.held_bytes);
   compute->set_warm_reserve_reuses(reserve.reuses);
   compute->set_warm_reserve_refilled_bytes(reserve.refilled_bytes);
+  compute->set_skipped_tasks(admission_.skipped());
   const RefusalStats& refusals = admission_.refusals();
   v1::RefusalStats* refused = response->mutable_refusals();
   refused->set_queue_full(refusals.Get(RefusalReason::kQueueFull));

@@ -96,6 +96,8 @@ class PositionalEncodingService final : public RawTableMethods {
   void StartDraining() { admission_.StartDraining(); }
 
   const RefusalStats& refusals() const { return admission_.refusals(); }
+  // Computations dropped because their call ended while they were queued.
+  uint64_t skipped_tasks() const { return admission_.skipped(); }
 
  private:
   const ServiceLimits limits_;

@@ -65,6 +65,10 @@ void TableStream::OnWriteDone(bool ok) {
 }
 
 void TableStream::FirstComputation(bool whole) {
+  if (parts_.admission->CallEndedWhileQueued(*context_)) {
+    if (whole) parts_.cache->CancelWhole(query_.spec);
+    return FinishWith(absl::CancelledError("cancelled by the client"));
+  }
   std::shared_ptr<const Table> table =
       whole ? parts_.cache->ComputeWhole(query_.spec) : nullptr;
   if (table != nullptr) {

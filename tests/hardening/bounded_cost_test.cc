@@ -8,12 +8,16 @@
 // buffers within its bound (none when it is 0); and the real process's peak
 // RSS stays within cache + inflight + 64 MiB (the default 32 MiB warm
 // reserve included) after budget-sized tables streamed back to back.
+#include <grpcpp/client_context.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
+#include "convert/proto_conversion.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/hardening/hardening_util.h"
@@ -179,6 +183,74 @@ TEST_F(BoundedCostTest, FullComputeQueue_ResourceExhaustedNamingFlag) {
   EXPECT_EQ(stats.refusals().queue_full(), uint64_t(refused));
   EXPECT_EQ(stats.compute().queued_tasks(), 0u);
   ExpectStillServing(*client_);
+}
+
+TEST_F(BoundedCostTest, CallsCancelledWhileQueued_DroppedUnrun) {
+  ServerOptions options = DefaultOptions();
+  options.threads = 1;
+  options.cache_bytes = kMiB;  // nothing heavy is cached: all is work
+  options.max_queued_compute_bytes = uint64_t{1} << 30;
+  options.max_inflight_bytes = uint64_t{2} << 30;
+  StartServer(options);
+  // Eight heavy GetTables on one connection wait for the only compute
+  // thread; once the server holds them all, the client cancels every one.
+  constexpr int kCalls = 8;
+  std::unique_ptr<PosencClient> heavy = OwnConnection(0);
+  auto stub = v1::PositionalEncoding::NewStub(heavy->channel());
+  struct Call {
+    grpc::ClientContext context;
+    v1::GetTableRequest request;
+    v1::GetTableResponse response;
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  absl::Mutex mu;
+  int done = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    calls.push_back(std::make_unique<Call>());
+    Call* call = calls.back().get();
+    *call->request.mutable_spec() = SpecToProto(Heavy(i));
+    stub->async()->GetTable(&call->context, &call->request, &call->response,
+                            [&mu, &done, call](grpc::Status status) {
+                              call->status = std::move(status);
+                              absl::MutexLock lock(&mu);
+                              ++done;
+                            });
+  }
+  uint64_t queued = 0;
+  for (const absl::Time give_up = absl::Now() + absl::Seconds(30);
+       absl::Now() < give_up; absl::SleepFor(absl::Microseconds(200))) {
+    const v1::GetStatsResponse s = Stats();
+    queued = s.compute().queued_tasks();
+    if (queued + s.compute().started_tasks() >= kCalls) break;
+  }
+  // Each heavy table takes milliseconds (seconds under sanitizers), so
+  // most are still queued.
+  ASSERT_GE(queued, 2u);
+  for (auto& call : calls) call->context.TryCancel();
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == kCalls; }, &done));
+  }
+  for (const auto& call : calls) {
+    EXPECT_EQ(call->status.error_code(), grpc::StatusCode::CANCELLED);
+  }
+  v1::GetStatsResponse stats = Stats();
+  for (const absl::Time give_up = absl::Now() + absl::Seconds(60);
+       absl::Now() < give_up && (stats.compute().queued_tasks() != 0 ||
+                                 stats.compute().running_tasks() != 0);
+       stats = Stats()) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(stats.compute().queued_tasks(), 0u);
+  EXPECT_EQ(stats.compute().started_tasks(), uint64_t{kCalls});
+  // Every call still queued when its cancellation arrived was dropped unrun
+  // (one more may have started in between); the one running was not.
+  EXPECT_GE(stats.compute().skipped_tasks(), queued - 1);
+  EXPECT_LT(stats.compute().skipped_tasks(), uint64_t{kCalls});
+  EXPECT_EQ(stats.compute().inflight_bytes(), 0u);
+  ExpectStillServing(*heavy);
 }
 
 TEST_F(BoundedCostTest, ConnectionOverMissCap_RefusedWhileOthersServed) {
