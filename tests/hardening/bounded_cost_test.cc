@@ -239,16 +239,19 @@ TEST_F(BoundedCostTest, CallsCancelledWhileQueued_DroppedUnrun) {
   v1::GetStatsResponse stats = Stats();
   for (const absl::Time give_up = absl::Now() + absl::Seconds(60);
        absl::Now() < give_up && (stats.compute().queued_tasks() != 0 ||
-                                 stats.compute().running_tasks() != 0);
+                                 stats.compute().running_tasks() != 0 ||
+                                 stats.compute().inflight_bytes() != 0);
        stats = Stats()) {
     absl::SleepFor(absl::Milliseconds(1));
   }
   EXPECT_EQ(stats.compute().queued_tasks(), 0u);
   EXPECT_EQ(stats.compute().started_tasks(), uint64_t{kCalls});
   // Every call still queued when its cancellation arrived was dropped unrun
-  // (one more may have started in between); the one running was not.
+  // (one more may have started in between). The one taken from the queue
+  // may be dropped too: in one ASan run its thread had not yet made its
+  // check when the cancellation landed, and all 8 were.
   EXPECT_GE(stats.compute().skipped_tasks(), queued - 1);
-  EXPECT_LT(stats.compute().skipped_tasks(), uint64_t{kCalls});
+  EXPECT_LE(stats.compute().skipped_tasks(), uint64_t{kCalls});
   EXPECT_EQ(stats.compute().inflight_bytes(), 0u);
   ExpectStillServing(*heavy);
 }
